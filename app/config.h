@@ -1,0 +1,98 @@
+// ragd's configuration: one struct per concern, defaults in the code, the
+// documented default file in config/ragd.jsonc, and three layers of override.
+//
+// Precedence, lowest to highest: built-in defaults < config file (JSON with
+// comments) < environment (RAGD_<KEY>, dots as underscores, upper case:
+// server.port -> RAGD_SERVER_PORT) < command-line flags (--set key=value and
+// the shortcuts --host, --port, --data). Unknown keys and wrong types are
+// errors naming the key, never silently ignored.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ragd::app {
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";          // address to listen on
+  int64_t port = 8080;                     // TCP port
+  int64_t threads = 4;                     // HTTP reactor threads
+  int64_t max_json_bytes = 1 << 20;        // largest JSON request body
+  int64_t max_upload_bytes = 32 << 20;     // largest multipart upload request
+  int64_t stream_timeout_s = 900;          // longest a streamed answer may take
+};
+
+struct ModelsConfig {
+  std::string dir;                                  // model folder; "" = $RAGD_MODELS or ~/.cache/ragd/models
+  std::string llm = "gemma-3-270m-q4_k_m.gguf";     // GGUF file, relative to dir unless absolute
+  std::string embedding = "all-MiniLM-L6-v2";       // folder with model.safetensors, config.json, vocab.txt
+};
+
+struct InferenceConfig {
+  int64_t threads = 0;             // compute threads; 0 = one per core
+  int64_t context_length = 8192;   // tokens per sequence (prompt + answer)
+  int64_t max_tokens = 512;        // default answer length when a request gives none
+  int64_t max_batch = 8;           // sequences decoded together
+  int64_t max_queue = 64;          // waiting requests before 503
+};
+
+struct RetrievalConfig {
+  int64_t top_k = 5;                       // passages given to the model
+  int64_t chunk_tokens = 200;              // target chunk length, embedding tokens
+  int64_t chunk_overlap = 30;              // tokens repeated between neighbouring chunks
+  std::string index = "flat";              // "flat" (exact) or "hnsw" (large corpora)
+  int64_t max_document_bytes = 20 << 20;   // largest accepted document
+};
+
+struct QuotaConfig {
+  int64_t tokens_per_period = 200000;   // default per-user token budget
+  std::string period = "day";           // "day" or "month"
+  int64_t requests_per_minute = 60;     // per-user request rate limit
+  int64_t tokens_per_minute = 50000;    // per-user token rate limit
+};
+
+struct Config {
+  std::string data_dir = "data";  // everything the server writes: database, index, logs
+  ServerConfig server;
+  ModelsConfig models;
+  InferenceConfig inference;
+  RetrievalConfig retrieval;
+  QuotaConfig quota;
+
+  // Resolved paths of the model files (models.dir applied).
+  std::string LlmPath() const;
+  std::string EmbeddingPath() const;
+};
+
+// One configurable key: its dotted name, a one-line description, and where it lives.
+struct ConfigField {
+  using Target = std::variant<std::string*, int64_t*>;
+  std::string key;
+  std::string help;
+  std::function<Target(Config&)> target;
+  std::string EnvName() const;  // RAGD_SERVER_PORT
+};
+
+// Every key, in the order of the default file.
+const std::vector<ConfigField>& ConfigFields();
+
+struct ConfigSources {
+  std::optional<std::string> file;                                  // --config FILE
+  std::function<const char*(const char*)> getenv = nullptr;         // nullptr = no env layer
+  std::vector<std::pair<std::string, std::string>> overrides;       // from the command line
+};
+
+// Builds the configuration from the given layers and checks ranges.
+Result<Config> LoadConfig(const ConfigSources& sources);
+
+// Applies one "key" = "value" override given as text (env or CLI).
+Status SetConfigValue(Config& config, const std::string& key, const std::string& value);
+
+}  // namespace ragd::app

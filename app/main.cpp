@@ -1,0 +1,42 @@
+// ragd: the command-line entry point. Each subcommand lives in its own file
+// under app/; this file only dispatches.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "app/commands.h"
+
+namespace {
+
+void PrintUsage() {
+  std::printf(
+      "ragd: a retrieval-augmented generation server\n\n"
+      "usage: ragd <command> [options]\n\n"
+      "commands:\n");
+  for (const ragd::app::Command& c : ragd::app::Commands()) std::printf("  %-12s %s\n", c.name, c.summary);
+  std::printf(
+      "  help         show this help, or `ragd help <command>`\n\n"
+      "Run `ragd <command> --help` for the options of a command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || (args[0] == "help" && args.size() == 1)) {
+    PrintUsage();
+    return args.empty() ? 2 : 0;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "help") {
+    command = args[0];
+    args = {"--help"};
+  }
+  for (const ragd::app::Command& c : ragd::app::Commands()) {
+    if (command == c.name) return c.run(args);
+  }
+  std::fprintf(stderr, "ragd: unknown command '%s' (see `ragd --help`)\n", command.c_str());
+  return 2;
+}

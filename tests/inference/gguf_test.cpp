@@ -1,0 +1,128 @@
+// GGUF parsing and validation: every malformed file is an error value.
+#include "inference/gguf.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "tests/support/gguf_writer.h"
+
+namespace ragd::inference {
+namespace {
+
+class GgufTest : public ::testing::Test {
+ protected:
+  std::string Path(const std::string& name) {
+    return ::testing::TempDir() + "/gguf_" + std::to_string(getpid()) + "_" + name;
+  }
+  std::string WriteBytes(const std::string& name, const std::vector<uint8_t>& bytes) {
+    const std::string p = Path(name);
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return p;
+  }
+  static testing::GgufWriter SmallModel() {
+    testing::GgufWriter w;
+    w.AddString("general.architecture", "gemma3");
+    w.AddU32("gemma3.block_count", 2);
+    w.AddF32("gemma3.attention.layer_norm_rms_epsilon", 1e-6f);
+    w.AddStringArray("tokenizer.ggml.tokens", {"<pad>", "<eos>", "<bos>", "a"});
+    w.AddF32Array("tokenizer.ggml.scores", {0, 0, 0, -1});
+    w.AddF32Tensor("output_norm.weight", {8}, std::vector<float>(8, 1.0f));
+    w.AddTensor("token_embd.weight", {32, 4}, 8, std::vector<uint8_t>(34 * 4, 0));  // Q8_0
+    return w;
+  }
+};
+
+TEST_F(GgufTest, ParsesMetadataAndTensors) {
+  auto f = GgufFile::Open(WriteBytes("ok.gguf", SmallModel().Bytes()));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->version(), 3u);
+  EXPECT_EQ(f->architecture(), "gemma3");
+  EXPECT_EQ(f->GetInt("gemma3.block_count"), 2);
+  EXPECT_FLOAT_EQ(static_cast<float>(*f->GetFloat("gemma3.attention.layer_norm_rms_epsilon")), 1e-6f);
+  EXPECT_EQ(f->Find("tokenizer.ggml.tokens")->strings.size(), 4u);
+  EXPECT_EQ(f->Find("tokenizer.ggml.scores")->numbers[3], -1);
+  const GgufTensor* t = f->FindTensor("token_embd.weight");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->type, GgmlType::kQ8_0);
+  EXPECT_EQ(t->ne[0], 32u);
+  EXPECT_EQ(t->ne[1], 4u);
+  EXPECT_EQ(t->n_bytes, 34u * 4);
+  EXPECT_EQ(f->FindTensor("output_norm.weight")->n_bytes, 32u);
+  EXPECT_FALSE(f->GetString("gemma3.block_count").has_value());  // wrong type is absent, not a crash
+}
+
+TEST_F(GgufTest, WrongMagicIsCorrupt) {
+  auto bytes = SmallModel().Bytes();
+  bytes[0] = 'X';
+  auto f = GgufFile::Open(WriteBytes("magic.gguf", bytes));
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(f.status().message().find("magic"), std::string::npos);
+}
+
+TEST_F(GgufTest, EveryTruncationIsAnErrorNotACrash) {
+  const auto bytes = SmallModel().Bytes();
+  // Cut the file at every length short of complete: header, metadata, tensor table, data.
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + n);
+    auto f = GgufFile::Open(WriteBytes("cut.gguf", cut));
+    EXPECT_FALSE(f.ok()) << "accepted a file cut at " << n << " of " << bytes.size();
+  }
+}
+
+TEST_F(GgufTest, TensorPastEndOfFile) {
+  testing::GgufWriter w;
+  w.AddString("general.architecture", "gemma3");
+  w.AddF32Tensor("a.weight", {8}, std::vector<float>(8, 1.0f));
+  auto bytes = w.Bytes();
+  bytes.resize(bytes.size() - 4);  // data of the last tensor cut short
+  auto f = GgufFile::Open(WriteBytes("past.gguf", bytes));
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("past the end"), std::string::npos) << f.status().message();
+}
+
+TEST_F(GgufTest, RandomCorruptionNeverCrashes) {
+  const auto good = SmallModel().Bytes();
+  uint32_t seed = 12345;
+  for (int trial = 0; trial < 500; ++trial) {
+    auto bytes = good;
+    for (int k = 0; k < 4; ++k) {
+      seed = seed * 1664525u + 1013904223u;
+      bytes[seed % bytes.size()] = static_cast<uint8_t>(seed >> 24);
+    }
+    auto f = GgufFile::Open(WriteBytes("rand.gguf", bytes));
+    if (f.ok()) {
+      // Whatever was accepted must be readable end to end.
+      unsigned sum = 0;
+      for (const GgufTensor& t : f->tensors())
+        for (size_t i = 0; i < t.n_bytes; ++i) sum += t.data[i];
+      EXPECT_GE(sum, 0u);
+    }
+  }
+}
+
+TEST_F(GgufTest, UnsupportedTensorTypeNamesTheTensor) {
+  testing::GgufWriter w;
+  w.AddString("general.architecture", "gemma3");
+  w.AddTensor("blk.0.attn_q.weight", {256, 1}, 10, std::vector<uint8_t>(84, 0));  // Q2_K
+  const std::string p = WriteBytes("q2k.gguf", w.Bytes());
+  auto f = GgufFile::Open(p);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(f.status().message().find("blk.0.attn_q.weight"), std::string::npos);
+  EXPECT_NE(f.status().message().find("Q2_K"), std::string::npos);
+  GgufOpenOptions describe_only;
+  describe_only.require_supported_types = false;
+  EXPECT_TRUE(GgufFile::Open(p, describe_only).ok());
+}
+
+TEST_F(GgufTest, MissingFileIsNotFound) {
+  auto f = GgufFile::Open(Path("does-not-exist.gguf"));
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ragd::inference
