@@ -30,7 +30,7 @@ models:
 	@scripts/fetch-models
 
 build:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release --log-level=WARNING $(CMAKE_FLAGS)
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # Python clients for the black-box tests (openai, selenium), kept inside build/.
