@@ -30,9 +30,10 @@ bool ParseNumber(const Flags& flags, const std::string& name, double* out) {
 }  // namespace
 
 int RunGenerate(const std::vector<std::string>& args) {
-  Flags flags("ragd generate --prompt TEXT [--model PATH] [-n N] [--temp T] [--seed S] [--chat] [--threads N]",
-              "Generates a completion of TEXT with the language model, streaming it to stdout.\n"
-              "Prompt and generation speeds (tokens/s) are printed on stderr.");
+  Flags flags(
+      "ragd generate --prompt TEXT [--model PATH] [-n N] [--temp T] [--seed S] [--chat] [--threads N]",
+      "Generates a completion of TEXT with the language model, streaming it to stdout.\n"
+      "Prompt and generation speeds (tokens/s) are printed on stderr.");
   flags.Value("--model", "-m", "GGUF model file (default: the configured LLM in the model folder)");
   flags.Value("--prompt", "-p", "prompt text");
   flags.Value("--n-predict", "-n", "most tokens to generate (default 128)");
@@ -109,7 +110,8 @@ int RunGenerate(const std::vector<std::string>& args) {
   std::printf("\n");
   const auto& s = g.stats();
   const int decoded = s.completion_tokens - 1;  // the first token comes with the prefill
-  std::fprintf(stderr, "prompt: %d tokens in %.1f ms (%.1f tok/s); generation: %d tokens in %.1f ms (%.1f tok/s); "
+  std::fprintf(stderr,
+               "prompt: %d tokens in %.1f ms (%.1f tok/s); generation: %d tokens in %.1f ms (%.1f tok/s); "
                "finish: %s; %d threads, kernels %s\n",
                s.prompt_tokens, s.prompt_ms, s.prompt_tokens * 1000.0 / std::max(s.prompt_ms, 1e-9), decoded,
                s.decode_ms, decoded * 1000.0 / std::max(s.decode_ms, 1e-9),

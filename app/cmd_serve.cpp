@@ -28,7 +28,9 @@ int RunServe(const std::vector<std::string>& args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  RagServer server(*config);
+  ServeOptions serve_options;
+  serve_options.ingest_if_empty = flags.Get("--ingest-if-empty").value_or("");
+  RagServer server(*config, serve_options);
   Status st = server.Start();
   if (!st.ok()) {
     std::fprintf(stderr, "ragd serve: %s\n", st.message().c_str());

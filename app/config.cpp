@@ -112,6 +112,7 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("server.max_json_bytes", "largest JSON request body", server.max_json_bytes),
       RAGD_FIELD("server.max_upload_bytes", "largest multipart upload request", server.max_upload_bytes),
       RAGD_FIELD("server.stream_timeout_s", "longest a streamed answer may take", server.stream_timeout_s),
+      RAGD_FIELD("server.web_dir", "browser pages; empty = the web/ folder of the source tree", server.web_dir),
       RAGD_FIELD("models.dir", "model folder; empty = $RAGD_MODELS or ~/.cache/ragd/models", models.dir),
       RAGD_FIELD("models.llm", "GGUF language model, relative to models.dir", models.llm),
       RAGD_FIELD("models.embedding", "embedding model folder, relative to models.dir", models.embedding),

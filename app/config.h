@@ -27,6 +27,7 @@ struct ServerConfig {
   int64_t max_json_bytes = 1 << 20;        // largest JSON request body
   int64_t max_upload_bytes = 32 << 20;     // largest multipart upload request
   int64_t stream_timeout_s = 900;          // longest a streamed answer may take
+  std::string web_dir;                     // browser pages; "" = the web/ folder of the source tree
 };
 
 struct ModelsConfig {

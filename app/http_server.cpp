@@ -98,11 +98,26 @@ struct Route {
   Handler handler;
 };
 
-// A chunked response written as raw bytes through the peer's write queue.
-class PeerStream : public StreamWriter {
+// A deferred response written as raw HTTP/1.1 bytes through the peer's write
+// queue (safe from any thread in Pistache 0.0.5, unlike ResponseStream).
+class PeerResponse : public AsyncResponse {
  public:
-  explicit PeerStream(std::shared_ptr<Tcp::Peer> peer) : peer_(std::move(peer)) {}
+  explicit PeerResponse(std::shared_ptr<Tcp::Peer> peer) : peer_(std::move(peer)) {}
 
+  bool Send(const HttpResponse& r) override {
+    std::string head = StatusLine(r.status) + "Content-Type: " + r.content_type +
+                       "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
+    for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
+    ended_ = true;
+    return SendRaw(head + "\r\n" + r.body);
+  }
+  bool StartStream(int status, const std::string& content_type,
+                   const std::vector<std::pair<std::string, std::string>>& headers) override {
+    std::string head = StatusLine(status) + "Content-Type: " + content_type +
+                       "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n";
+    for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
+    return SendRaw(head + "\r\n");
+  }
   bool Write(const std::string& data) override {
     if (data.empty()) return !cancelled();
     char size[24];
@@ -115,14 +130,17 @@ class PeerStream : public StreamWriter {
   bool cancelled() const override { return cancelled_.load(); }
   void Cancel() { cancelled_ = true; }
 
+ private:
+  static std::string StatusLine(int status) {
+    return "HTTP/1.1 " + std::to_string(status) + " " + ReasonPhrase(status) + "\r\n";
+  }
   bool SendRaw(const std::string& bytes) {
     if (cancelled()) return false;
-    std::lock_guard<std::mutex> lock(mu_);  // keeps chunks of one stream in order
+    std::lock_guard<std::mutex> lock(mu_);  // keeps the pieces of one response in order
     peer_->send(Pistache::RawBuffer(bytes, bytes.size()));
     return true;
   }
 
- private:
   std::shared_ptr<Tcp::Peer> peer_;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> ended_{false};
@@ -132,7 +150,7 @@ class PeerStream : public StreamWriter {
 struct Shared {
   std::vector<Route> routes;
   std::mutex streams_mu;
-  std::unordered_map<size_t, std::weak_ptr<PeerStream>> streams;  // by peer id
+  std::unordered_map<size_t, std::weak_ptr<PeerResponse>> streams;  // by peer id
 
   // Finds a route; sets `method_mismatch` when the path exists for another method.
   const Route* Match(const std::string& method, const std::string& path, std::map<std::string, std::string>* params,
@@ -159,6 +177,28 @@ struct Shared {
   }
 };
 
+class Exchange : public HttpExchange {
+ public:
+  Exchange(Shared* shared, std::shared_ptr<Tcp::Peer> peer) : shared_(shared), peer_(std::move(peer)) {}
+
+  std::shared_ptr<AsyncResponse> Defer() override {
+    if (response_) return response_;
+    response_ = std::make_shared<PeerResponse>(peer_);
+    {
+      std::lock_guard<std::mutex> lock(shared_->streams_mu);
+      shared_->streams[peer_->getID()] = response_;
+    }
+    peer_->setIdle(true);  // no header/body timeout while the response is pending
+    return response_;
+  }
+  bool deferred() const override { return response_ != nullptr; }
+
+ private:
+  Shared* shared_;
+  std::shared_ptr<Tcp::Peer> peer_;
+  std::shared_ptr<PeerResponse> response_;
+};
+
 class PistacheHandler : public Http::Handler {
  public:
   HTTP_PROTOTYPE(PistacheHandler)
@@ -180,27 +220,7 @@ class PistacheHandler : public Http::Handler {
     for (auto it = request.query().parameters_begin(); it != request.query().parameters_end(); ++it)
       req.query[PercentDecode(it->first)] = PercentDecode(it->second);
 
-    std::shared_ptr<Tcp::Peer> peer = writer.peer();
-    bool streamed = false;
-    StreamStarter start_stream = [&](int status, const std::string& content_type,
-                                     const std::vector<std::pair<std::string, std::string>>& headers)
-        -> std::shared_ptr<StreamWriter> {
-      streamed = true;
-      auto stream = std::make_shared<PeerStream>(peer);
-      std::string head = "HTTP/1.1 " + std::to_string(status) + " " + ReasonPhrase(status) +
-                         "\r\nContent-Type: " + content_type +
-                         "\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
-      for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
-      head += "\r\n";
-      {
-        std::lock_guard<std::mutex> lock(shared_->streams_mu);
-        shared_->streams[peer->getID()] = stream;
-      }
-      peer->setIdle(true);  // no header/body timeout while the stream runs
-      stream->SendRaw(head);
-      return stream;
-    };
-
+    Exchange exchange(shared_.get(), writer.peer());
     HttpResponse resp;
     bool mismatch = false;
     const Route* route = shared_->Match(req.method, req.path, &req.params, &mismatch);
@@ -209,21 +229,21 @@ class PistacheHandler : public Http::Handler {
                       : HttpResponse::Error(404, "not_found_error", "no route for " + req.method + " " + req.path);
     } else {
       try {
-        resp = route->handler(req, start_stream);
+        resp = route->handler(req, exchange);
       } catch (const std::exception& e) {
         resp = HttpResponse::Error(500, "server_error", std::string("internal error: ") + e.what());
       } catch (...) {
         resp = HttpResponse::Error(500, "server_error", "internal error");
       }
     }
-    if (streamed) return;
+    if (exchange.deferred()) return;
     writer.setMime(Pistache::Http::Mime::MediaType::fromString(resp.content_type));
     for (const auto& [k, v] : resp.headers) writer.headers().addRaw(Http::Header::Raw(k, v));
     writer.send(static_cast<Http::Code>(resp.status), resp.body);
   }
 
   void onDisconnection(const std::shared_ptr<Tcp::Peer>& peer) override {
-    std::shared_ptr<PeerStream> stream;
+    std::shared_ptr<PeerResponse> stream;
     {
       std::lock_guard<std::mutex> lock(shared_->streams_mu);
       auto it = shared_->streams.find(peer->getID());

@@ -40,23 +40,34 @@ struct HttpResponse {
   static HttpResponse Error(int status, const std::string& type, const std::string& message);
 };
 
-// Sends one streamed (chunked) response from any thread. Obtained from
-// HttpServer::StartStream; Write() and End() only enqueue bytes on the
-// connection's reactor, so they never block. After the client disconnects,
-// Write() returns false and `cancelled()` becomes true.
-class StreamWriter {
+// A response finished later, from any thread, while the handler has returned
+// and its reactor thread serves other connections. Obtained from
+// HttpExchange; all methods only enqueue bytes on the connection, so they never
+// block. After the client disconnects, writes return false and `cancelled()`
+// becomes true (so the producer can stop work nobody will read).
+class AsyncResponse {
  public:
-  virtual ~StreamWriter() = default;
+  virtual ~AsyncResponse() = default;
+  // One whole response (Content-Length framing). Once per AsyncResponse.
+  virtual bool Send(const HttpResponse& response) = 0;
+  // A chunked response: the head once, then chunks, then End().
+  virtual bool StartStream(int status, const std::string& content_type,
+                           const std::vector<std::pair<std::string, std::string>>& headers = {}) = 0;
   virtual bool Write(const std::string& data) = 0;
   virtual void End() = 0;
   virtual bool cancelled() const = 0;
 };
 
-// A handler returns a response, or takes over the connection by calling
-// `stream` (then its returned response is ignored).
-using StreamStarter = std::function<std::shared_ptr<StreamWriter>(int status, const std::string& content_type,
-                                                                    const std::vector<std::pair<std::string, std::string>>& headers)>;
-using Handler = std::function<HttpResponse(const HttpRequest&, const StreamStarter& stream)>;
+// What a handler may do besides returning a response: take the connection
+// over with Defer(); the HttpResponse the handler returns is then ignored.
+class HttpExchange {
+ public:
+  virtual ~HttpExchange() = default;
+  virtual std::shared_ptr<AsyncResponse> Defer() = 0;
+  virtual bool deferred() const = 0;
+};
+
+using Handler = std::function<HttpResponse(const HttpRequest&, HttpExchange&)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";    // address to listen on

@@ -1,32 +1,90 @@
 #include "app/server.h"
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <algorithm>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
-#include "app/model_info.h"
-#include "inference/gguf.h"
-#include "retrieval/safetensors.h"
+#include "app/routes.h"
+
+#ifndef RAGD_DEFAULT_WEB_DIR
+#define RAGD_DEFAULT_WEB_DIR "web"
+#endif
 
 namespace ragd::app {
+namespace {
 
-RagServer::RagServer(Config config) : config_(std::move(config)) {}
+std::string FileStem(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  if (name.ends_with(".gguf")) name.resize(name.size() - 5);
+  return name;
+}
+
+void PrintAdminCredentials(const accounts::AdminBootstrap& admin, const Config& config) {
+  std::printf("ragd: created the admin account '%s'\n", admin.username.c_str());
+  if (admin.password_generated)
+    std::printf("ragd:   password: %s   (generated; shown only now)\n", admin.password.c_str());
+  if (admin.api_key_generated)
+    std::printf("ragd:   API key:  %s   (generated; shown only now)\n", admin.api_key.c_str());
+  std::printf("ragd:   sign in at http://%s:%lld/login\n", config.server.host.c_str(),
+              static_cast<long long>(config.server.port));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+RagServer::RagServer(Config config, ServeOptions options) : options_(std::move(options)) {
+  ctx_.config = std::move(config);
+  ctx_.web_dir = ctx_.config.server.web_dir.empty() ? RAGD_DEFAULT_WEB_DIR : ctx_.config.server.web_dir;
+}
 
 RagServer::~RagServer() { Stop(); }
 
 Status RagServer::Start() {
+  const Config& c = ctx_.config;
   std::error_code ec;
-  std::filesystem::create_directories(config_.data_dir, ec);
-  if (ec) return Status::IoError("cannot create data folder " + config_.data_dir + ": " + ec.message());
+  std::filesystem::create_directories(c.data_dir, ec);
+  if (ec) return Status::IoError("cannot create data folder " + c.data_dir + ": " + ec.message());
+
+  accounts::AccountsOptions aopts;
+  aopts.db_path = c.data_dir + "/app.db";
+  aopts.quota.tokens_per_period = c.quota.tokens_per_period;
+  auto period = accounts::ParsePeriod(c.quota.period);
+  if (!period.ok()) return period.status();
+  aopts.quota.period = *period;
+  aopts.rate_limits.requests_per_minute = c.quota.requests_per_minute;
+  aopts.rate_limits.tokens_per_minute = c.quota.tokens_per_minute;
+  auto accounts = accounts::Accounts::Open(aopts);
+  if (!accounts.ok()) return accounts.status();
+  ctx_.accounts = std::move(accounts).value();
+  auto admin = accounts::EnsureAdmin(*ctx_.accounts, [](const char* name) { return std::getenv(name); });
+  if (!admin.ok()) return admin.status();
+  if (admin->created) PrintAdminCredentials(*admin, c);
 
   HttpServerOptions opts;
-  opts.host = config_.server.host;
-  opts.port = static_cast<int>(config_.server.port);
-  opts.threads = static_cast<int>(config_.server.threads);
-  opts.max_request_bytes = static_cast<size_t>(std::max(config_.server.max_json_bytes, config_.server.max_upload_bytes));
-  opts.stream_timeout_s = static_cast<int>(config_.server.stream_timeout_s);
+  opts.host = c.server.host;
+  opts.port = static_cast<int>(c.server.port);
+  opts.threads = static_cast<int>(c.server.threads);
+  opts.max_request_bytes = static_cast<size_t>(std::max(c.server.max_json_bytes, c.server.max_upload_bytes));
+  opts.stream_timeout_s = static_cast<int>(c.server.stream_timeout_s);
   http_ = std::make_unique<HttpServer>(opts);
-  RegisterRoutes();
+  RegisterHealthRoutes(*http_, ctx_);
+  RegisterAuthRoutes(*http_, ctx_);
+  RegisterUserRoutes(*http_, ctx_);
+  RegisterDocumentRoutes(*http_, ctx_);
+  RegisterOpenAiRoutes(*http_, ctx_);
+  RegisterAskRoutes(*http_, ctx_);
+  RegisterStaticRoutes(*http_, ctx_);
+  ctx_.metrics.SetGaugeSource([this] {
+    std::map<std::string, double> g;
+    g["ragd_ready"] = ctx_.ready ? 1 : 0;
+    if (ctx_.ready) {
+      g["ragd_requests_running"] = static_cast<double>(ctx_.inference->running());
+      g["ragd_requests_waiting"] = static_cast<double>(ctx_.inference->waiting());
+    }
+    return g;
+  });
   RAGD_RETURN_IF_ERROR(http_->Start());
   loader_ = std::thread([this] { LoadModels(); });
   return Status::Ok();
@@ -35,35 +93,76 @@ Status RagServer::Start() {
 void RagServer::Stop() {
   if (http_) http_->Shutdown();
   if (loader_.joinable()) loader_.join();
+  ctx_.inference.reset();     // cancels running generations
+  ctx_.ingest_queue.reset();  // finishes the upload in progress
 }
 
 void RagServer::LoadModels() {
-  auto llm = inference::GgufFile::Open(config_.LlmPath());
-  if (!llm.ok()) {
-    load_error_ = llm.status().message();
-    failed_ = true;
-    std::fprintf(stderr, "ragd: cannot load the language model: %s\n", load_error_.c_str());
-    return;
+  Status st = LoadModelsOrFail();
+  if (!st.ok()) {
+    ctx_.load_error = st.message();
+    ctx_.load_failed = true;
+    std::fprintf(stderr, "ragd: %s\n", st.message().c_str());
   }
-  auto emb = retrieval::SafetensorsFile::Open(config_.EmbeddingPath() + "/model.safetensors");
-  if (!emb.ok()) {
-    load_error_ = emb.status().message();
-    failed_ = true;
-    std::fprintf(stderr, "ragd: cannot load the embedding model: %s\n", load_error_.c_str());
-    return;
-  }
-  ready_ = true;
 }
 
-void RagServer::RegisterRoutes() {
-  http_->Route("GET", "/healthz", [](const HttpRequest&, const StreamStarter&) {
-    return HttpResponse::Json(200, R"({"status":"ok"})");
-  });
-  http_->Route("GET", "/readyz", [this](const HttpRequest&, const StreamStarter&) {
-    if (ready_) return HttpResponse::Json(200, R"({"status":"ok"})");
-    if (failed_) return HttpResponse::Error(503, "unavailable_error", "model failed to load: " + load_error_);
-    return HttpResponse::Error(503, "unavailable_error", "loading models");
-  });
+Status RagServer::LoadModelsOrFail() {
+  const Config& c = ctx_.config;
+  const auto t0 = std::chrono::steady_clock::now();
+  inference::EngineOptions eopts;
+  eopts.model_path = c.LlmPath();
+  eopts.threads = static_cast<int>(c.inference.threads);
+  eopts.context_length = static_cast<int>(c.inference.context_length);
+  auto engine = inference::Engine::Load(eopts);
+  if (!engine.ok()) return Status(engine.status().code(), "cannot load the language model: " + engine.status().message());
+  ctx_.engine = std::move(engine).value();
+  ctx_.llm_id = FileStem(c.LlmPath());
+
+  auto embedder = retrieval::Embedder::Load(c.EmbeddingPath());
+  if (!embedder.ok())
+    return Status(embedder.status().code(), "cannot load the embedding model: " + embedder.status().message());
+  ctx_.embedder = std::move(embedder).value();
+  ctx_.embedding_id = std::filesystem::path(c.EmbeddingPath()).filename().string();
+
+  retrieval::RetrieverOptions ropts;
+  ropts.data_dir = c.data_dir;
+  ropts.index.kind = c.retrieval.index;
+  ropts.ingest.chunking.target_tokens = static_cast<int>(c.retrieval.chunk_tokens);
+  ropts.ingest.chunking.overlap_tokens = static_cast<int>(c.retrieval.chunk_overlap);
+  ropts.ingest.extract.max_bytes = static_cast<size_t>(c.retrieval.max_document_bytes);
+  retrieval::OpenReport report;
+  auto retriever = retrieval::Retriever::Open(ropts, ctx_.embedder, &report);
+  if (!retriever.ok()) return Status(retriever.status().code(), "cannot open the corpus: " + retriever.status().message());
+  ctx_.retriever = std::move(retriever).value();
+  if (report.rebuilt) std::printf("ragd: vector index rebuilt from the database (%s)\n", report.reason.c_str());
+
+  if (!options_.ingest_if_empty.empty()) {
+    auto count = ctx_.retriever->store().CountDocuments();
+    if (count.ok() && *count == 0) {
+      std::vector<std::string> files;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::recursive_directory_iterator(options_.ingest_if_empty, ec))
+        if (e.is_regular_file()) files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+      for (const std::string& f : files) {
+        auto r = ctx_.retriever->IngestFile(f);
+        if (!r.ok()) std::fprintf(stderr, "ragd: skipped %s: %s\n", f.c_str(), r.status().message().c_str());
+      }
+      std::printf("ragd: ingested %zu sample documents from %s\n", files.size(), options_.ingest_if_empty.c_str());
+    }
+  }
+
+  InferenceServiceOptions iopts;
+  iopts.max_running = static_cast<int>(c.inference.max_batch);
+  iopts.max_queue = static_cast<int>(c.inference.max_queue);
+  ctx_.inference = std::make_unique<InferenceService>(*ctx_.engine, iopts);
+  ctx_.ingest_queue = std::make_unique<WorkQueue>();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("ragd: ready in %.1f s (%s, %d threads; embeddings %s)\n", s, ctx_.llm_id.c_str(),
+              ctx_.engine->threads(), ctx_.embedding_id.c_str());
+  std::fflush(stdout);
+  ctx_.ready = true;
+  return Status::Ok();
 }
 
 }  // namespace ragd::app

@@ -1,43 +1,43 @@
-// RagServer: owns the models, the corpus and the HTTP routes of one ragd
-// process. Construct, Start(), and later Stop(); readiness is reported on
-// /readyz once the models are loaded (loading runs on a background thread so
-// /healthz answers at once).
+// RagServer: one ragd process. Owns the AppContext (accounts, models,
+// retrieval, inference thread) and the HTTP routes.
+//
+// Start() opens the account store (creating the first admin and printing its
+// generated credentials once), binds the port, and loads the models on a
+// background thread, so /healthz answers at once and /readyz turns 200 when
+// everything is loaded (and the sample corpus, if asked for, is ingested).
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
 
-#include "app/config.h"
+#include "app/app_context.h"
 #include "app/http_server.h"
-#include "common/status.h"
 
 namespace ragd::app {
 
+struct ServeOptions {
+  std::string ingest_if_empty;  // folder to ingest when the corpus has no documents
+};
+
 class RagServer {
  public:
-  explicit RagServer(Config config);
+  RagServer(Config config, ServeOptions options);
   ~RagServer();
 
-  // Creates the data folder, binds the port and starts loading the models.
   Status Start();
-  // Stops accepting requests and waits for the loader.
-  void Stop();
+  void Stop();  // stops accepting requests, finishes the loader and running work
 
   int port() const { return http_ ? http_->port() : 0; }
-  bool ready() const { return ready_.load(); }
 
  private:
-  void RegisterRoutes();
   void LoadModels();
+  Status LoadModelsOrFail();
 
-  Config config_;
+  ServeOptions options_;
+  AppContext ctx_;
   std::unique_ptr<HttpServer> http_;
   std::thread loader_;
-  std::atomic<bool> ready_{false};
-  std::string load_error_;  // written by the loader before ready_/failed_ flip
-  std::atomic<bool> failed_{false};
 };
 
 }  // namespace ragd::app
