@@ -99,9 +99,9 @@ int RunIngest(const std::vector<std::string>& args) {
     return 1;
   }
   retrieval::OpenReport report;
-  auto retriever = retrieval::Retriever::Open(RetrieverOptionsFor(*config),
-                                              std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)),
-                                              &report);
+  auto retriever =
+      retrieval::Retriever::Open(RetrieverOptionsFor(*config),
+                                 std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)), &report);
   if (!retriever.ok()) {
     std::fprintf(stderr, "ragd ingest: %s\n", retriever.status().ToString().c_str());
     return 1;
@@ -109,6 +109,10 @@ int RunIngest(const std::vector<std::string>& args) {
   if (report.rebuilt && report.vectors > 0) {
     std::fprintf(stderr, "ragd ingest: rebuilt the vector index from the database (%lld vectors, %.1fs): %s\n",
                  static_cast<long long>(report.vectors), report.seconds, report.reason.c_str());
+  } else if (report.repaired) {
+    std::fprintf(stderr, "ragd ingest: repaired the vector index (%lld added, %lld removed): %s\n",
+                 static_cast<long long>(report.added), static_cast<long long>(report.removed),
+                 report.reason.c_str());
   }
 
   std::signal(SIGINT, OnInterrupt);
@@ -159,14 +163,14 @@ int RunIngest(const std::vector<std::string>& args) {
   Status saved = (*retriever)->SaveIndex();
   if (!saved.ok()) std::fprintf(stderr, "ragd ingest: saving the index: %s\n", saved.ToString().c_str());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%s%lld added (%lld chunks, %.1f chunks/s), %lld duplicates, %lld skipped (unsupported), "
-              "%lld failed, in %s; corpus: %lld documents\n",
-              g_interrupted ? "interrupted: " : "", static_cast<long long>(added), static_cast<long long>(chunks),
-              s > 0 ? chunks / s : 0.0, static_cast<long long>(duplicates), static_cast<long long>(skipped),
-              static_cast<long long>(failed), Duration(s).c_str(),
-              static_cast<long long>((*retriever)->store().CountDocuments().ok()
-                                         ? *(*retriever)->store().CountDocuments()
-                                         : -1));
+  std::printf(
+      "%s%lld added (%lld chunks, %.1f chunks/s), %lld duplicates, %lld skipped (unsupported), "
+      "%lld failed, in %s; corpus: %lld documents\n",
+      g_interrupted ? "interrupted: " : "", static_cast<long long>(added), static_cast<long long>(chunks),
+      s > 0 ? chunks / s : 0.0, static_cast<long long>(duplicates), static_cast<long long>(skipped),
+      static_cast<long long>(failed), Duration(s).c_str(),
+      static_cast<long long>(
+          (*retriever)->store().CountDocuments().ok() ? *(*retriever)->store().CountDocuments() : -1));
   return failed > 0 || g_interrupted || !saved.ok() ? 1 : 0;
 }
 

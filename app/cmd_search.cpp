@@ -25,8 +25,9 @@ std::string Snippet(const std::string& text, size_t max_bytes) {
 }  // namespace
 
 int RunSearch(const std::vector<std::string>& args) {
-  Flags flags("ragd search [--data DIR] [-k N] [--dense-only|--lexical-only] \"question\"",
-              "Prints the corpus chunks that best match the question (dense + BM25, fused by reciprocal rank).");
+  Flags flags(
+      "ragd search [--data DIR] [-k N] [--dense-only|--lexical-only] \"question\"",
+      "Prints the corpus chunks that best match the question (dense + BM25, fused by reciprocal rank).");
   AddConfigFlags(flags);
   flags.Value("--top-k", "-k", "chunks to print (default retrieval.top_k)");
   flags.Bool("--dense-only", "", "use only the vector index");

@@ -203,7 +203,8 @@ class PistacheHandler : public Http::Handler {
  public:
   HTTP_PROTOTYPE(PistacheHandler)
 
-  explicit PistacheHandler(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
+  PistacheHandler(std::shared_ptr<Shared> shared, size_t max_json_bytes)
+      : shared_(std::move(shared)), max_json_bytes_(max_json_bytes) {}
 
   void onRequest(const Http::Request& request, Http::ResponseWriter writer) override {
     HttpRequest req;
@@ -224,7 +225,11 @@ class PistacheHandler : public Http::Handler {
     HttpResponse resp;
     bool mismatch = false;
     const Route* route = shared_->Match(req.method, req.path, &req.params, &mismatch);
-    if (route == nullptr) {
+    if (req.body.size() > max_json_bytes_ && req.Header("content-type").rfind("multipart/", 0) != 0) {
+      resp = HttpResponse::Error(413, "invalid_request_error",
+                                 "request body of " + std::to_string(req.body.size()) + " bytes is larger than the " +
+                                     std::to_string(max_json_bytes_) + " bytes allowed (server.max_json_bytes)");
+    } else if (route == nullptr) {
       resp = mismatch ? HttpResponse::Error(405, "invalid_request_error", "method not allowed on " + req.path)
                       : HttpResponse::Error(404, "not_found_error", "no route for " + req.method + " " + req.path);
     } else {
@@ -237,9 +242,10 @@ class PistacheHandler : public Http::Handler {
       }
     }
     if (exchange.deferred()) return;
-    writer.setMime(Pistache::Http::Mime::MediaType::fromString(resp.content_type));
-    for (const auto& [k, v] : resp.headers) writer.headers().addRaw(Http::Header::Raw(k, v));
-    writer.send(static_cast<Http::Code>(resp.status), resp.body);
+    // Every response goes out as raw bytes through the peer, like the deferred
+    // ones: Pistache 0.0.5's ResponseWriter drops raw headers (Set-Cookie,
+    // Retry-After) on this path.
+    exchange.Defer()->Send(resp);
   }
 
   void onDisconnection(const std::shared_ptr<Tcp::Peer>& peer) override {
@@ -261,6 +267,7 @@ class PistacheHandler : public Http::Handler {
   }
 
   std::shared_ptr<Shared> shared_;
+  size_t max_json_bytes_;
 };
 
 }  // namespace
@@ -295,7 +302,7 @@ Status HttpServer::Start() {
                     .bodyTimeout(std::chrono::seconds(120))
                     .keepaliveTimeout(stream_limit);
     impl_->endpoint->init(opts);
-    impl_->endpoint->setHandler(Http::make_handler<PistacheHandler>(impl_->shared));
+    impl_->endpoint->setHandler(Http::make_handler<PistacheHandler>(impl_->shared, impl_->options.max_json_bytes));
     impl_->endpoint->serveThreaded();
     impl_->running = true;
   } catch (const std::exception& e) {

@@ -73,7 +73,8 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";    // address to listen on
   int port = 8080;                   // 0 picks a free port
   int threads = 4;                   // reactor threads
-  size_t max_request_bytes = 1 << 20;  // whole request, headers and body
+  size_t max_request_bytes = 32 << 20;  // whole request, headers and body (multipart uploads)
+  size_t max_json_bytes = 1 << 20;      // bodies that are not multipart: 413 beyond this
   int stream_timeout_s = 900;        // keep-alive limit, above the longest stream
 };
 

@@ -47,8 +47,6 @@ Result<Upload> ReadUpload(const HttpRequest& req, const Config& config) {
     }
     if (!have_file) return Status::InvalidArgument("multipart upload needs a 'file' field");
   } else {
-    if (static_cast<int64_t>(req.body.size()) > config.server.max_json_bytes)
-      return Status::InvalidArgument("JSON body larger than server.max_json_bytes; upload the file as multipart");
     auto body = ParseJsonObject(req.body);
     if (!body.ok()) return body.status();
     auto title = RequiredString(*body, "title", 1024);

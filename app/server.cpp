@@ -67,6 +67,7 @@ Status RagServer::Start() {
   opts.port = static_cast<int>(c.server.port);
   opts.threads = static_cast<int>(c.server.threads);
   opts.max_request_bytes = static_cast<size_t>(std::max(c.server.max_json_bytes, c.server.max_upload_bytes));
+  opts.max_json_bytes = static_cast<size_t>(c.server.max_json_bytes);
   opts.stream_timeout_s = static_cast<int>(c.server.stream_timeout_s);
   http_ = std::make_unique<HttpServer>(opts);
   RegisterHealthRoutes(*http_, ctx_);

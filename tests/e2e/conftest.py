@@ -54,7 +54,8 @@ class Server:
         raise RuntimeError(f"ragd not ready after {timeout}s:\n{self.output()}")
 
     def output(self):
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         with open(self.log_path) as f:
             return f.read()
 

@@ -53,3 +53,32 @@ def test_port_in_use_is_a_clear_error():
             assert "cannot listen" in r.stderr
         finally:
             s1.stop()
+
+
+def test_upload_past_the_request_limit_is_413():
+    """A body past server.max_upload_bytes is refused while it arrives."""
+    import socket
+    import time
+    with tempfile.TemporaryDirectory() as data:
+        srv = Server(data, extra_args=["--set", "server.max_upload_bytes=65536",
+                                       "--set", "server.max_json_bytes=32768"]).wait_ready(path="/healthz")
+        try:
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                      b"Content-Length: 1048576\r\n\r\n")
+            s.settimeout(0.2)
+            got, deadline = b"", time.time() + 30
+            while b"\r\n\r\n" not in got and time.time() < deadline:
+                try:
+                    s.sendall(b"x" * 8192)
+                except OSError:
+                    pass
+                try:
+                    got += s.recv(4096)
+                except (socket.timeout, BlockingIOError):
+                    pass
+            assert got.startswith(b"HTTP/1.1 413"), got[:100]
+            s.close()
+            assert requests.get(srv.url + "/healthz").status_code == 200
+        finally:
+            assert srv.stop() == 0

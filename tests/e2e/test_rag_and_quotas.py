@@ -1,0 +1,186 @@
+"""RAG answers with citations, documents, users, quotas, auth, bad input."""
+import concurrent.futures
+import json
+import re
+import socket
+import time
+
+import pytest
+import requests
+
+from conftest import ADMIN_KEY
+
+
+def post(server, path, body, key=ADMIN_KEY, **kw):
+    return requests.post(server.url + path, headers={"Authorization": f"Bearer {key}"}, json=body, timeout=300, **kw)
+
+
+def make_user(server, name, quota=None, role="user"):
+    body = {"username": name, "password": "password-" + name, "role": role}
+    if quota is not None:
+        body["token_quota"] = quota
+    r = post(server, "/v1/users", body)
+    assert r.status_code == 201, r.text
+    return r.json()["api_key"]
+
+
+def test_ask_cites_the_sample_corpus(server):
+    r = post(server, "/v1/ask", {"question": "How do I change the port ragd listens on?", "max_tokens": 32})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["usage"]["prompt_tokens"] > 100
+    assert body["usage"]["completion_tokens"] <= 32
+    for c in body["citations"]:
+        assert c["n"] >= 1 and c["title"] and c["text"] and c["document_id"] > 0
+        assert re.search(r"\[[\d ,]*\b%d\b[\d ,]*\]" % c["n"], body["answer"]), (c["n"], body["answer"])
+
+
+def test_ask_stream_sends_sources_first(server):
+    r = post(server, "/v1/ask", {"question": "What file formats can be uploaded?", "stream": True, "max_tokens": 16},
+             stream=True)
+    assert r.status_code == 200
+    events = []
+    for line in r.iter_lines(decode_unicode=True):
+        if line.startswith("data: "):
+            events.append(line[6:])
+    assert events[-1] == "[DONE]"
+    parsed = [json.loads(e) for e in events[:-1]]
+    assert parsed[0]["type"] == "citations" and len(parsed[0]["citations"]) >= 1
+    assert parsed[0]["citations"][0]["n"] == 1
+    assert parsed[-1]["type"] == "done" and parsed[-1]["usage"]["completion_tokens"] <= 16
+    assert all(p["type"] == "delta" for p in parsed[1:-1])
+
+
+def test_documents_upload_search_delete(server):
+    text = "The zorblax frequency of the Kestrel array is 4411 hertz, set by the calibration ritual."
+    files = {"file": ("kestrel.txt", text.encode(), "text/plain")}
+    r = requests.post(server.url + "/v1/documents", headers=server.headers(), files=files, timeout=120)
+    assert r.status_code == 201, r.text
+    doc = r.json()["document"]
+    assert doc["chunks"] >= 1 and doc["title"]
+    # The same bytes again are recognised, not duplicated.
+    r = requests.post(server.url + "/v1/documents", headers=server.headers(), files=files, timeout=120)
+    assert r.status_code == 200 and r.json()["duplicate"] is True
+    ids = [d["id"] for d in requests.get(server.url + "/v1/documents", headers=server.headers()).json()["documents"]]
+    assert doc["id"] in ids
+    r = post(server, "/v1/ask", {"question": "What is the zorblax frequency of the Kestrel array?", "max_tokens": 8})
+    sources = r.json()["citations"]
+    r2 = post(server, "/v1/ask", {"question": "What is the zorblax frequency of the Kestrel array?", "max_tokens": 1,
+                                  "stream": True}, stream=True)
+    first = json.loads(next(l for l in r2.iter_lines(decode_unicode=True) if l.startswith("data: "))[6:])
+    assert first["citations"][0]["document_id"] == doc["id"]
+    r = requests.delete(f"{server.url}/v1/documents/{doc['id']}", headers=server.headers())
+    assert r.status_code == 200
+    assert requests.get(f"{server.url}/v1/documents/{doc['id']}", headers=server.headers()).status_code == 404
+
+
+def test_bad_uploads_are_refused(server):
+    h = server.headers()
+    r = requests.post(server.url + "/v1/documents", headers=h, files={"file": ("x.bin", bytes(range(256)) * 8)})
+    assert r.status_code in (400, 415), r.text
+    r = requests.post(server.url + "/v1/documents", headers=h, files={"file": ("empty.txt", b"   \n")})
+    assert r.status_code == 400
+    r = requests.post(server.url + "/v1/documents", headers=h, json={"title": "t"})
+    assert r.status_code == 400 and "text" in r.json()["error"]["message"]
+
+
+def test_quota_exhaustion_refuses_before_generating(server):
+    key = make_user(server, "smallquota", quota=60)
+    r = post(server, "/v1/chat/completions", {"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 200},
+             key=key)
+    assert r.status_code == 429
+    err = r.json()["error"]
+    assert err["type"] == "quota_exceeded" and err["remaining_tokens"] == 60
+    assert int(r.headers["Retry-After"]) >= 1
+    usage = requests.get(server.url + "/v1/usage", headers={"Authorization": f"Bearer {key}"}).json()
+    assert usage["used"] == 0  # nothing was generated or charged
+
+
+def test_concurrent_requests_never_exceed_the_budget(server):
+    budget = 200
+    key = make_user(server, "concurrent", quota=budget)
+
+    def one(i):
+        return post(server, "/v1/chat/completions",
+                    {"messages": [{"role": "user", "content": f"Say the number {i}."}], "max_tokens": 24}, key=key)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(one, range(8)))
+    ok = [r for r in results if r.status_code == 200]
+    refused = [r for r in results if r.status_code == 429]
+    assert len(ok) + len(refused) == 8 and ok and refused
+    spent = sum(r.json()["usage"]["total_tokens"] for r in ok)
+    assert spent <= budget
+    usage = requests.get(server.url + "/v1/usage", headers={"Authorization": f"Bearer {key}"}).json()
+    assert usage["used"] == spent  # the ledger equals the sum of the usage blocks
+    assert usage["reserved"] == 0
+
+
+def test_disconnect_mid_stream_frees_the_slot(server):
+    body = json.dumps({"messages": [{"role": "user", "content": "Tell a very long story."}], "max_tokens": 400,
+                       "stream": True}).encode()
+    s = socket.create_connection(("127.0.0.1", server.port))
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + ADMIN_KEY.encode() +
+              b"\r\nContent-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    got = b""
+    while got.count(b"data: ") < 3:
+        got += s.recv(4096)
+    s.close()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        metrics = requests.get(server.url + "/metrics").text
+        running = [l for l in metrics.splitlines() if l.startswith("ragd_requests_running ")]
+        if running and float(running[0].split()[1]) == 0:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("the cancelled generation kept running")
+    assert 'ragd_generations_total{finish_reason="cancelled"}' in requests.get(server.url + "/metrics").text
+
+
+PROTECTED = [("GET", "/v1/models"), ("POST", "/v1/chat/completions"), ("POST", "/v1/completions"),
+             ("POST", "/v1/embeddings"), ("POST", "/v1/ask"), ("POST", "/tokenize"), ("POST", "/detokenize"),
+             ("GET", "/v1/me"), ("GET", "/v1/usage"), ("GET", "/v1/documents"), ("POST", "/v1/documents"),
+             ("GET", "/v1/documents/1"), ("DELETE", "/v1/documents/1"), ("POST", "/v1/users"), ("GET", "/v1/users"),
+             ("GET", "/v1/users/1/usage")]
+ADMIN_ONLY = {"/v1/documents", "/v1/documents/1", "/v1/users", "/v1/users/1/usage"}
+
+
+def test_auth_on_every_protected_route(server):
+    user_key = make_user(server, "plainuser")
+    for method, path in PROTECTED:
+        r = requests.request(method, server.url + path, json={})
+        assert r.status_code == 401, (method, path, r.status_code)
+        assert r.json()["error"]["type"] == "authentication_error"
+        r = requests.request(method, server.url + path, json={}, headers={"Authorization": "Bearer rk-wrong"})
+        assert r.status_code == 401, (method, path)
+        if path in ADMIN_ONLY:
+            r = requests.request(method, server.url + path, json={}, headers={"Authorization": f"Bearer {user_key}"})
+            assert r.status_code == 403, (method, path, r.status_code)
+
+
+def test_browser_session_cookie(server):
+    s = requests.Session()
+    r = s.post(server.url + "/v1/auth/login", json={"username": "admin", "password": "wrong"})
+    assert r.status_code == 401
+    r = s.post(server.url + "/v1/auth/login", json={"username": "admin", "password": "correct horse battery staple"})
+    assert r.status_code == 200
+    cookie = r.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert s.get(server.url + "/v1/me").json()["role"] == "admin"
+    s.post(server.url + "/v1/auth/logout")
+    assert s.get(server.url + "/v1/me").status_code == 401
+
+
+def test_malformed_and_oversized_bodies_are_4xx(server):
+    h = dict(server.headers(), **{"Content-Type": "application/json"})
+    for body in [b"{", b"[]", b"null", b'{"messages": 5}', b'{"messages": [{"role": "wizard", "content": "x"}]}',
+                 b'{"question": 12}', b"\xff\xfe"]:
+        for path in ["/v1/chat/completions", "/v1/ask", "/v1/embeddings", "/tokenize"]:
+            r = requests.post(server.url + path, headers=h, data=body)
+            assert 400 <= r.status_code < 500, (path, body, r.status_code, r.text)
+    # Past server.max_json_bytes (1 MiB): 413, whatever the route.
+    big = b'{"question": "' + b"a" * (2 << 20) + b'"}'
+    r = requests.post(server.url + "/v1/ask", headers=h, data=big, timeout=60)
+    assert r.status_code == 413 and r.json()["error"]["type"] == "invalid_request_error"
+    assert requests.get(server.url + "/healthz", timeout=10).status_code == 200
