@@ -1,0 +1,561 @@
+// Store on top of SQLite (see schema.cpp for the on-disk format).
+#include "corpus/store.h"
+
+#include <bit>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <utility>
+
+#include "common/text.h"
+#include "corpus/schema.h"
+#include "corpus/sqlite_db.h"
+
+namespace ragd::corpus {
+
+using internal::Db;
+using internal::Stmt;
+using internal::Transaction;
+
+static_assert(std::endian::native == std::endian::little, "embedding BLOBs are stored little-endian");
+
+struct Store::Impl {
+  StoreOptions options;
+  std::mutex write_mu;
+  std::unique_ptr<Db> writer;  // guarded by write_mu
+  std::mutex pool_mu;
+  std::vector<std::unique_ptr<Db>> idle_readers;  // guarded by pool_mu
+
+  // A reader connection borrowed for one call; returned to the pool on destruction.
+  class Reader {
+   public:
+    Reader(Impl* impl, std::unique_ptr<Db> db) : impl_(impl), db_(std::move(db)) {}
+    Reader(Reader&&) = default;
+    ~Reader() {
+      if (!db_) return;
+      std::lock_guard lock(impl_->pool_mu);
+      if (static_cast<int>(impl_->idle_readers.size()) < impl_->options.max_idle_readers) {
+        impl_->idle_readers.push_back(std::move(db_));
+      }
+    }
+    Db& db() { return *db_; }
+
+   private:
+    Impl* impl_;
+    std::unique_ptr<Db> db_;
+  };
+
+  Result<Reader> BorrowReader() {
+    {
+      std::lock_guard lock(pool_mu);
+      if (!idle_readers.empty()) {
+        auto db = std::move(idle_readers.back());
+        idle_readers.pop_back();
+        return Reader(this, std::move(db));
+      }
+    }
+    auto db = Db::Open(options.path, options.busy_timeout_ms);
+    if (!db.ok()) return db.status();
+    RAGD_RETURN_IF_ERROR((*db)->Exec("PRAGMA query_only = ON"));
+    return Reader(this, std::move(db).value());
+  }
+};
+
+namespace {
+
+constexpr const char* kDocumentColumns =
+    "d.id, d.title, d.source_name, d.media_type, d.byte_size, d.sha256, d.created_at, "
+    "(SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id)";
+
+constexpr const char* kChunkColumns =
+    "c.id, c.document_id, d.title, c.ordinal, c.text, c.start_offset, c.end_offset, c.token_count, "
+    "c.heading, c.embedding";
+
+DocumentInfo ReadDocument(const Stmt& s) {
+  DocumentInfo info;
+  info.id = s.ColumnInt(0);
+  info.title = s.ColumnText(1);
+  info.source_name = s.ColumnText(2);
+  info.media_type = s.ColumnText(3);
+  info.byte_size = s.ColumnInt(4);
+  info.sha256 = s.ColumnText(5);
+  info.created_at = s.ColumnInt(6);
+  info.chunk_count = s.ColumnInt(7);
+  return info;
+}
+
+std::vector<float> BlobToFloats(std::span<const uint8_t> blob) {
+  std::vector<float> out(blob.size() / sizeof(float));
+  if (!out.empty()) std::memcpy(out.data(), blob.data(), out.size() * sizeof(float));
+  return out;
+}
+
+ChunkRecord ReadChunk(const Stmt& s, bool with_embedding) {
+  ChunkRecord c;
+  c.id = s.ColumnInt(0);
+  c.document_id = s.ColumnInt(1);
+  c.document_title = s.ColumnText(2);
+  c.ordinal = static_cast<int>(s.ColumnInt(3));
+  c.text = s.ColumnText(4);
+  c.start = s.ColumnInt(5);
+  c.end = s.ColumnInt(6);
+  c.token_count = static_cast<int>(s.ColumnInt(7));
+  c.heading_context = s.ColumnText(8);
+  if (with_embedding) c.embedding = BlobToFloats(s.ColumnBlob(9));
+  return c;
+}
+
+// Lowercases a 64-char hex digest; empty string when it is not one.
+std::string NormalizeSha256(std::string_view hex) {
+  if (hex.size() != 64) return {};
+  std::string out(hex);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return {};
+  }
+  return out;
+}
+
+Status ValidateChunks(const NewDocument& doc) {
+  for (size_t i = 0; i < doc.chunks.size(); ++i) {
+    const NewChunk& c = doc.chunks[i];
+    const auto size = static_cast<int64_t>(doc.text.size());
+    if (c.start < 0 || c.start > c.end || c.end > size) {
+      return Status::InvalidArgument("chunk " + std::to_string(i) + " offsets [" + std::to_string(c.start) +
+                                     ", " + std::to_string(c.end) + ") lie outside the document text");
+    }
+    if (std::string_view(doc.text).substr(c.start, c.end - c.start) != c.text) {
+      return Status::InvalidArgument("chunk " + std::to_string(i) +
+                                     " text differs from its span of the document text");
+    }
+    if (c.token_count < 0)
+      return Status::InvalidArgument("chunk " + std::to_string(i) + " has a negative token count");
+  }
+  return Status::Ok();
+}
+
+// Reads meta 'embedding_dim' (0 when unset).
+Result<int> ReadEmbeddingDim(Db& db) {
+  auto stmt = db.Prepare("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'embedding_dim'");
+  if (!stmt.ok()) return stmt.status();
+  auto row = stmt->Step();
+  if (!row.ok()) return row.status();
+  return *row ? static_cast<int>(stmt->ColumnInt(0)) : 0;
+}
+
+Status WriteEmbeddingDim(Db& db, int dim) {
+  auto stmt = db.Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_dim', ?1)");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, std::to_string(dim));
+  return stmt->Run();
+}
+
+Status NotFoundDocument(DocumentId id) {
+  return Status::NotFound("no document with id " + std::to_string(id));
+}
+
+}  // namespace
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
+  if (options.path.empty() || options.path == ":memory:" || options.path.starts_with("file:")) {
+    return Status::InvalidArgument("corpus store needs a database file path, got '" + options.path + "'");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  auto writer = Db::Open(options.path, options.busy_timeout_ms);
+  if (!writer.ok()) return writer.status();
+  impl->writer = std::move(writer).value();
+  Db& db = *impl->writer;
+  {
+    auto mode = db.Prepare("PRAGMA journal_mode = WAL");
+    if (!mode.ok()) return mode.status();
+    auto row = mode->Step();
+    if (!row.ok()) return row.status();
+    if (!*row || mode->ColumnText(0) != "wal") {
+      return Status::IoError("corpus store: cannot switch " + options.path + " to WAL mode");
+    }
+  }
+  RAGD_RETURN_IF_ERROR(
+      db.Exec(options.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL"));
+  RAGD_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  RAGD_RETURN_IF_ERROR(internal::MigrateSchema(db));
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+Result<AddResult> Store::AddDocument(const NewDocument& doc) {
+  const std::string sha = NormalizeSha256(doc.sha256);
+  if (sha.empty()) return Status::InvalidArgument("document sha256 must be 64 hex characters");
+  RAGD_RETURN_IF_ERROR(ValidateChunks(doc));
+
+  std::lock_guard lock(impl_->write_mu);
+  Db& db = *impl_->writer;
+  Transaction txn(db);
+  RAGD_RETURN_IF_ERROR(txn.status());
+
+  AddResult result;
+  {
+    auto find = db.Prepare("SELECT id FROM documents WHERE sha256 = ?1");
+    if (!find.ok()) return find.status();
+    find->BindText(1, sha);
+    auto row = find->Step();
+    if (!row.ok()) return row.status();
+    if (*row) {
+      result.id = find->ColumnInt(0);
+      return result;  // the transaction rolls back; nothing was written
+    }
+  }
+  {
+    auto insert = db.Prepare(
+        "INSERT INTO documents(title, source_name, media_type, byte_size, sha256, created_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    if (!insert.ok()) return insert.status();
+    insert->BindText(1, doc.title);
+    insert->BindText(2, doc.source_name);
+    insert->BindText(3, doc.media_type);
+    insert->BindInt(4, doc.byte_size);
+    insert->BindText(5, sha);
+    insert->BindInt(6, static_cast<int64_t>(std::time(nullptr)));
+    RAGD_RETURN_IF_ERROR(insert->Run());
+    result.id = db.LastInsertRowId();
+  }
+  {
+    auto insert = db.Prepare("INSERT INTO document_texts(document_id, text) VALUES (?1, ?2)");
+    if (!insert.ok()) return insert.status();
+    insert->BindInt(1, result.id);
+    insert->BindText(2, doc.text);
+    RAGD_RETURN_IF_ERROR(insert->Run());
+  }
+  auto stored_dim = ReadEmbeddingDim(db);
+  if (!stored_dim.ok()) return stored_dim.status();
+  int dim = *stored_dim;
+  const bool had_dim = dim != 0;
+  auto insert = db.Prepare(
+      "INSERT INTO chunks(document_id, ordinal, text, start_offset, end_offset, token_count, heading, "
+      "embedding) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!insert.ok()) return insert.status();
+  result.chunk_ids.reserve(doc.chunks.size());
+  for (size_t i = 0; i < doc.chunks.size(); ++i) {
+    const NewChunk& c = doc.chunks[i];
+    // The size check happens chunk by chunk inside the transaction; a failure
+    // here discards the chunks already inserted (the destructor rolls back).
+    if (!c.embedding.empty()) {
+      if (dim == 0) dim = static_cast<int>(c.embedding.size());
+      if (static_cast<int>(c.embedding.size()) != dim) {
+        return Status::InvalidArgument("chunk " + std::to_string(i) + " has an embedding of size " +
+                                       std::to_string(c.embedding.size()) + ", expected " +
+                                       std::to_string(dim));
+      }
+    }
+    insert->Reset();
+    insert->BindInt(1, result.id);
+    insert->BindInt(2, static_cast<int64_t>(i));
+    insert->BindText(3, c.text);
+    insert->BindInt(4, c.start);
+    insert->BindInt(5, c.end);
+    insert->BindInt(6, c.token_count);
+    insert->BindText(7, c.heading_context);
+    insert->BindBlob(8, c.embedding.data(), c.embedding.size() * sizeof(float));
+    RAGD_RETURN_IF_ERROR(insert->Run());
+    result.chunk_ids.push_back(db.LastInsertRowId());
+  }
+  if (!had_dim && dim != 0) RAGD_RETURN_IF_ERROR(WriteEmbeddingDim(db, dim));
+  RAGD_RETURN_IF_ERROR(txn.Commit());
+  result.inserted = true;
+  return result;
+}
+
+Result<DocumentInfo> Store::GetDocument(DocumentId id) const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  auto stmt =
+      reader->db().Prepare(std::string("SELECT ") + kDocumentColumns + " FROM documents d WHERE d.id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindInt(1, id);
+  auto row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NotFoundDocument(id);
+  return ReadDocument(*stmt);
+}
+
+Result<std::optional<DocumentInfo>> Store::FindDocumentBySha256(std::string_view sha256_hex) const {
+  const std::string sha = NormalizeSha256(sha256_hex);
+  if (sha.empty()) return Status::InvalidArgument("sha256 must be 64 hex characters");
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  auto stmt = reader->db().Prepare(std::string("SELECT ") + kDocumentColumns +
+                                   " FROM documents d WHERE d.sha256 = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, sha);
+  auto row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<DocumentInfo>();
+  return std::optional<DocumentInfo>(ReadDocument(*stmt));
+}
+
+Result<std::vector<DocumentInfo>> Store::ListDocuments(int64_t offset, int64_t limit) const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  auto stmt = reader->db().Prepare(std::string("SELECT ") + kDocumentColumns +
+                                   " FROM documents d ORDER BY d.id DESC LIMIT ?1 OFFSET ?2");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindInt(1, limit < 0 ? -1 : limit);
+  stmt->BindInt(2, offset < 0 ? 0 : offset);
+  std::vector<DocumentInfo> out;
+  for (;;) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out.push_back(ReadDocument(*stmt));
+  }
+}
+
+Result<std::string> Store::GetDocumentText(DocumentId id) const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  auto stmt = reader->db().Prepare("SELECT text FROM document_texts WHERE document_id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindInt(1, id);
+  auto row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NotFoundDocument(id);
+  return stmt->ColumnText(0);
+}
+
+Result<std::vector<ChunkId>> Store::DeleteDocument(DocumentId id) {
+  std::lock_guard lock(impl_->write_mu);
+  Db& db = *impl_->writer;
+  Transaction txn(db);
+  RAGD_RETURN_IF_ERROR(txn.status());
+  {
+    auto exists = db.Prepare("SELECT 1 FROM documents WHERE id = ?1");
+    if (!exists.ok()) return exists.status();
+    exists->BindInt(1, id);
+    auto row = exists->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return NotFoundDocument(id);
+  }
+  std::vector<ChunkId> removed;
+  {
+    auto ids = db.Prepare("SELECT id FROM chunks WHERE document_id = ?1 ORDER BY ordinal");
+    if (!ids.ok()) return ids.status();
+    ids->BindInt(1, id);
+    for (;;) {
+      auto row = ids->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      removed.push_back(ids->ColumnInt(0));
+    }
+  }
+  // Chunks first (their trigger removes the FTS rows), then text, then the document.
+  for (const char* sql :
+       {"DELETE FROM chunks WHERE document_id = ?1", "DELETE FROM document_texts WHERE document_id = ?1",
+        "DELETE FROM documents WHERE id = ?1"}) {
+    auto stmt = db.Prepare(sql);
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindInt(1, id);
+    RAGD_RETURN_IF_ERROR(stmt->Run());
+  }
+  RAGD_RETURN_IF_ERROR(txn.Commit());
+  return removed;
+}
+
+Result<std::vector<ChunkRecord>> Store::GetChunks(std::span<const ChunkId> ids, bool with_embeddings) const {
+  std::vector<ChunkRecord> out;
+  if (ids.empty()) return out;
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  Db& db = reader->db();
+  // One read transaction so that all chunks come from the same snapshot.
+  RAGD_RETURN_IF_ERROR(db.Exec("BEGIN"));
+  auto stmt = db.Prepare(std::string("SELECT ") + kChunkColumns +
+                         " FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ?1");
+  Status status = stmt.status();
+  for (size_t i = 0; status.ok() && i < ids.size(); ++i) {
+    stmt->Reset();
+    stmt->BindInt(1, ids[i]);
+    auto row = stmt->Step();
+    if (!row.ok())
+      status = row.status();
+    else if (*row)
+      out.push_back(ReadChunk(*stmt, with_embeddings));
+  }
+  if (stmt.ok()) stmt->Reset();
+  (void)db.Exec("COMMIT");
+  if (!status.ok()) return status;
+  return out;
+}
+
+Result<std::vector<ChunkRecord>> Store::ListChunks(DocumentId id, bool with_embeddings) const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  Db& db = reader->db();
+  RAGD_RETURN_IF_ERROR(db.Exec("BEGIN"));
+  std::vector<ChunkRecord> out;
+  Status status = [&]() -> Status {
+    auto exists = db.Prepare("SELECT 1 FROM documents WHERE id = ?1");
+    if (!exists.ok()) return exists.status();
+    exists->BindInt(1, id);
+    auto found = exists->Step();
+    if (!found.ok()) return found.status();
+    if (!*found) return NotFoundDocument(id);
+    auto stmt = db.Prepare(std::string("SELECT ") + kChunkColumns +
+                           " FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.document_id = ?1"
+                           " ORDER BY c.ordinal");
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindInt(1, id);
+    for (;;) {
+      auto row = stmt->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      out.push_back(ReadChunk(*stmt, with_embeddings));
+    }
+  }();
+  (void)db.Exec("COMMIT");
+  if (!status.ok()) return status;
+  return out;
+}
+
+Status Store::ForEachEmbedding(const std::function<bool(const EmbeddingRow&)>& fn) const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  auto stmt = reader->db().Prepare(
+      "SELECT id, document_id, embedding FROM chunks WHERE embedding IS NOT NULL ORDER BY id");
+  if (!stmt.ok()) return stmt.status();
+  std::vector<float> buffer;  // the BLOB is not guaranteed to be float-aligned
+  for (;;) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Ok();
+    const auto blob = stmt->ColumnBlob(2);
+    buffer.resize(blob.size() / sizeof(float));
+    if (!buffer.empty()) std::memcpy(buffer.data(), blob.data(), buffer.size() * sizeof(float));
+    EmbeddingRow r{stmt->ColumnInt(0), stmt->ColumnInt(1), std::span<const float>(buffer)};
+    if (!fn(r)) return Status::Ok();
+  }
+}
+
+Status Store::ReplaceEmbeddings(std::span<const std::pair<ChunkId, std::vector<float>>> rows) {
+  if (rows.empty()) return Status::Ok();
+  const size_t dim = rows[0].second.size();
+  if (dim == 0) return Status::InvalidArgument("replacement embeddings must not be empty");
+  for (const auto& [id, v] : rows) {
+    if (v.size() != dim) return Status::InvalidArgument("replacement embeddings differ in size");
+  }
+  std::lock_guard lock(impl_->write_mu);
+  Db& db = *impl_->writer;
+  Transaction txn(db);
+  RAGD_RETURN_IF_ERROR(txn.status());
+  auto stored_dim = ReadEmbeddingDim(db);
+  if (!stored_dim.ok()) return stored_dim.status();
+  if (*stored_dim != static_cast<int>(dim)) {
+    RAGD_RETURN_IF_ERROR(db.Exec("UPDATE chunks SET embedding = NULL"));
+    RAGD_RETURN_IF_ERROR(WriteEmbeddingDim(db, static_cast<int>(dim)));
+  }
+  auto update = db.Prepare("UPDATE chunks SET embedding = ?2 WHERE id = ?1");
+  if (!update.ok()) return update.status();
+  for (const auto& [id, v] : rows) {
+    update->Reset();
+    update->BindInt(1, id);
+    update->BindBlob(2, v.data(), v.size() * sizeof(float));
+    RAGD_RETURN_IF_ERROR(update->Run());
+    if (db.Changes() != 1) return Status::NotFound("no chunk with id " + std::to_string(id));
+  }
+  return txn.Commit();
+}
+
+Result<int> Store::EmbeddingDim() const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  return ReadEmbeddingDim(reader->db());
+}
+
+Result<int64_t> Store::CountChunks() const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  return reader->db().QueryInt("SELECT COUNT(*) FROM chunks");
+}
+
+Result<int64_t> Store::CountDocuments() const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  return reader->db().QueryInt("SELECT COUNT(*) FROM documents");
+}
+
+Result<std::vector<LexicalHit>> Store::SearchLexical(std::string_view query, int top_k,
+                                                     std::span<const DocumentId> only_documents) const {
+  std::vector<LexicalHit> hits;
+  const std::string match = BuildFtsQuery(RepairUtf8(query));
+  if (match.empty() || top_k <= 0) return hits;
+  // Without a filter the FTS table alone is ranked and only the top k rows
+  // are joined to their documents (joining every match costs more than the
+  // ranking). With a filter the join restricts the matches first.
+  constexpr const char* kRank = "bm25(chunks_fts, 1.0, 0.5)";  // text weighs twice the heading
+  std::string sql;
+  std::string filter;
+  if (only_documents.empty()) {
+    sql = std::string(
+              "SELECT f.rowid, (SELECT document_id FROM chunks WHERE id = f.rowid), f.score FROM "
+              "(SELECT rowid, ") +
+          kRank +
+          " AS score FROM chunks_fts WHERE chunks_fts MATCH ?1 "
+          "ORDER BY score LIMIT ?2) f ORDER BY f.score";
+  } else {
+    sql = std::string("SELECT c.id, c.document_id, ") + kRank +
+          " AS score FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?1"
+          " AND c.document_id IN (SELECT value FROM json_each(?3)) ORDER BY score LIMIT ?2";
+    filter = "[";
+    for (size_t i = 0; i < only_documents.size(); ++i) {
+      if (i > 0) filter += ',';
+      filter += std::to_string(only_documents[i]);
+    }
+    filter += ']';
+  }
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  auto stmt = reader->db().Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindText(1, match);
+  stmt->BindInt(2, top_k);
+  if (!filter.empty()) stmt->BindText(3, filter);
+  for (;;) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return hits;
+    hits.push_back({stmt->ColumnInt(0), stmt->ColumnInt(1), -stmt->ColumnDouble(2)});
+  }
+}
+
+Result<int> Store::SchemaVersion() const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  auto v = reader->db().QueryInt("PRAGMA user_version");
+  if (!v.ok()) return v.status();
+  return static_cast<int>(*v);
+}
+
+Status Store::CheckIntegrity() const {
+  auto reader = impl_->BorrowReader();
+  if (!reader.ok()) return reader.status();
+  Db& db = reader->db();
+  auto stmt = db.Prepare("PRAGMA integrity_check");
+  if (!stmt.ok()) return stmt.status();
+  auto row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row || stmt->ColumnText(0) != "ok") {
+    return Status::Corrupt("corpus store integrity check: " +
+                           (*row ? stmt->ColumnText(0) : std::string("no answer")));
+  }
+  // 'integrity-check' is a write-form command but only reads; query_only
+  // forbids it, so lift that on this connection for the call.
+  RAGD_RETURN_IF_ERROR(db.Exec("PRAGMA query_only = OFF"));
+  Status fts = db.Exec("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)");
+  RAGD_RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON"));
+  if (!fts.ok()) return Status::Corrupt("corpus store FTS index: " + fts.message());
+  return Status::Ok();
+}
+
+}  // namespace ragd::corpus

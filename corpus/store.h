@@ -1,0 +1,193 @@
+// Store: documents, their extracted text and their chunks (with embeddings) in
+// one SQLite database, plus an FTS5 index over chunk text for lexical search.
+//
+// Durability: the database runs in WAL mode. A call that returns ok has
+// committed; with StoreOptions::synchronous_full (the default) the commit is also
+// on disk before the call returns, so an acknowledged upload survives a power
+// loss. Every write is one transaction: AddDocument stores the document, its
+// text, all its chunks, embeddings and FTS rows, or nothing.
+//
+// Ids: document and chunk ids are never reused, even after deletes (SQLite
+// AUTOINCREMENT), so a chunk id is a stable key for an external vector index.
+//
+// Thread-safety: a Store is safe to use from any number of threads. Writes
+// are serialised on one writer connection; reads run concurrently on a small
+// pool of reader connections (one is borrowed per call), and in WAL mode they
+// never wait for the writer. Readers see the last committed state.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ragd::corpus {
+
+using DocumentId = int64_t;
+using ChunkId = int64_t;
+
+struct StoreOptions {
+  // Database file; created (with its -wal/-shm companions) when missing.
+  std::string path;
+  // true: PRAGMA synchronous=FULL (a returned commit survives power loss);
+  // false: NORMAL (survives a process crash, a power loss may drop the last commits).
+  bool synchronous_full = true;
+  // How long a writer waits for a lock held by another process before failing.
+  int busy_timeout_ms = 5000;
+  // Reader connections kept open for reuse; more are opened on demand under load.
+  int max_idle_readers = 4;
+};
+
+// A document as listed (no text, no chunks).
+struct DocumentInfo {
+  DocumentId id = 0;
+  std::string title;
+  std::string source_name;  // the uploaded file name (or a caller-chosen label)
+  std::string media_type;   // "text/plain", "text/markdown", "text/html", "application/pdf"
+  int64_t byte_size = 0;    // size of the original upload in bytes
+  std::string sha256;       // lowercase hex SHA-256 of the original bytes (see sha256.h)
+  int64_t created_at = 0;   // Unix seconds (UTC) when it was stored
+  int64_t chunk_count = 0;
+};
+
+// One chunk to store with a new document. Offsets are byte offsets into the
+// document's extracted text: text == document_text.substr(start, end - start).
+struct NewChunk {
+  std::string text;
+  int64_t start = 0;
+  int64_t end = 0;
+  int token_count = 0;
+  std::string heading_context;   // e.g. "Guide > Install > Linux"; empty when none
+  std::vector<float> embedding;  // may be empty; all non-empty ones share one size
+};
+
+struct NewDocument {
+  std::string title;
+  std::string source_name;
+  std::string media_type;
+  int64_t byte_size = 0;
+  std::string sha256;            // lowercase hex, 64 chars; must be unique in the store
+  std::string text;              // the extracted text the chunk offsets refer to
+  std::vector<NewChunk> chunks;  // in document order; ordinal = index
+};
+
+struct AddResult {
+  DocumentId id = 0;
+  // false: a document with the same sha256 already existed; nothing was
+  // written and `id` is the existing document's id.
+  bool inserted = false;
+  std::vector<ChunkId> chunk_ids;  // ids of the new chunks, in order (empty when !inserted)
+};
+
+// A stored chunk as returned to readers.
+struct ChunkRecord {
+  ChunkId id = 0;
+  DocumentId document_id = 0;
+  std::string document_title;
+  int ordinal = 0;  // 0-based position in its document
+  std::string text;
+  int64_t start = 0;
+  int64_t end = 0;
+  int token_count = 0;
+  std::string heading_context;
+  std::vector<float> embedding;  // filled only when asked for
+};
+
+// One (chunk id, embedding) pair while rebuilding a vector index. The span is
+// valid only during the callback.
+struct EmbeddingRow {
+  ChunkId chunk_id = 0;
+  DocumentId document_id = 0;
+  std::span<const float> embedding;
+};
+
+struct LexicalHit {
+  ChunkId chunk_id = 0;
+  DocumentId document_id = 0;
+  double score = 0;  // -bm25(): higher is better, > 0 for any hit
+};
+
+class Store {
+ public:
+  // Opens (or creates) the database and applies pending schema migrations.
+  // Fails with kUnsupported when the file has a newer schema than this build.
+  static Result<std::unique_ptr<Store>> Open(const StoreOptions& options);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Stores a document with its text and all chunks in one transaction.
+  // Dedupe: when a document with doc.sha256 exists, returns it with
+  // inserted=false and writes nothing. Errors: kInvalidArgument (bad sha256,
+  // chunk offsets outside the text or not matching chunk text, embeddings of
+  // differing sizes or not matching the store's embedding size), kIoError /
+  // kInternal for SQLite failures (nothing is written then).
+  Result<AddResult> AddDocument(const NewDocument& doc);
+
+  // kNotFound when absent.
+  Result<DocumentInfo> GetDocument(DocumentId id) const;
+  // std::nullopt when no document has these bytes.
+  Result<std::optional<DocumentInfo>> FindDocumentBySha256(std::string_view sha256_hex) const;
+  // Newest first. limit < 0: all.
+  Result<std::vector<DocumentInfo>> ListDocuments(int64_t offset = 0, int64_t limit = -1) const;
+  // The extracted text of a document (what chunk offsets refer to).
+  Result<std::string> GetDocumentText(DocumentId id) const;
+  // Removes the document, its text, chunks and FTS rows in one transaction;
+  // returns the removed chunk ids (to drop from a vector index). kNotFound when absent.
+  Result<std::vector<ChunkId>> DeleteDocument(DocumentId id);
+
+  // Chunks with these ids, in the order given; ids that do not exist (e.g.
+  // deleted meanwhile) are skipped, duplicates are returned once per mention.
+  Result<std::vector<ChunkRecord>> GetChunks(std::span<const ChunkId> ids,
+                                             bool with_embeddings = false) const;
+  // All chunks of one document in ordinal order (kNotFound when no such document).
+  Result<std::vector<ChunkRecord>> ListChunks(DocumentId id, bool with_embeddings = false) const;
+
+  // Calls fn for every chunk that has an embedding, in chunk id order, from
+  // one consistent snapshot. fn returns false to stop early.
+  Status ForEachEmbedding(const std::function<bool(const EmbeddingRow&)>& fn) const;
+  // Replaces embeddings (e.g. after switching the embedding model) in one
+  // transaction; all must have one size. Resets the store's embedding size to it.
+  // Embeddings of chunks not listed are cleared when the size changes.
+  Status ReplaceEmbeddings(std::span<const std::pair<ChunkId, std::vector<float>>> rows);
+  // Size of the stored embeddings, 0 when none has been stored yet.
+  Result<int> EmbeddingDim() const;
+
+  Result<int64_t> CountChunks() const;
+  Result<int64_t> CountDocuments() const;
+
+  // BM25 top-k over chunk text (and heading context, at half weight). Any
+  // user text is safe: it is split into terms, each quoted, so operators and
+  // syntax characters have no effect; terms are OR-ed and common English
+  // function words dropped (see BuildFtsQuery). A query with no searchable
+  // term returns no hits (not an error). only_documents non-empty: restrict
+  // to those documents.
+  Result<std::vector<LexicalHit>> SearchLexical(std::string_view query, int top_k,
+                                                std::span<const DocumentId> only_documents = {}) const;
+
+  // The schema version of the open database (PRAGMA user_version).
+  Result<int> SchemaVersion() const;
+  // Runs SQLite's integrity check and the FTS5 index check (the index must
+  // match the chunks table); kCorrupt with the first problem found.
+  Status CheckIntegrity() const;
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The FTS5 MATCH expression SearchLexical uses for `user_text`: terms are
+// runs of ASCII letters/digits and non-ASCII bytes, deduplicated
+// case-insensitively, at most 64; English function words are dropped unless
+// only they are left; each term double-quoted, joined with OR; "" when there
+// is no term. Exposed for tests.
+std::string BuildFtsQuery(std::string_view user_text);
+
+}  // namespace ragd::corpus

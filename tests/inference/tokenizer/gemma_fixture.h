@@ -1,0 +1,58 @@
+// Loads the real Gemma 3 tokenizer ($RAGD_MODELS or ~/.cache/ragd/models) and
+// the golden files written by scripts/make-golden ($RAGD_SOURCE_DIR/tests/data).
+// Missing files make the test fail, never skip.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "inference/gguf.h"
+#include "inference/tokenizer/tokenizer.h"
+
+namespace ragd::inference::gemma {
+
+inline std::string ModelPath() {
+  const char* dir = std::getenv("RAGD_MODELS");
+  std::string base =
+      dir != nullptr && *dir != '\0'
+          ? dir
+          : std::string(std::getenv("HOME") ? std::getenv("HOME") : "") + "/.cache/ragd/models";
+  return base + "/gemma-3-270m-q4_k_m.gguf";
+}
+
+// One tokenizer for the whole test binary (building it takes ~1 s).
+inline const Tokenizer* Get() {
+  static std::unique_ptr<Tokenizer> tok = [] {
+    std::unique_ptr<Tokenizer> t;
+    auto gguf = GgufFile::Open(ModelPath());
+    if (!gguf.ok()) {
+      ADD_FAILURE() << "cannot open the Gemma model: " << gguf.status().ToString();
+      return t;
+    }
+    auto r = Tokenizer::FromGguf(*gguf);
+    if (!r.ok()) {
+      ADD_FAILURE() << "cannot build the Gemma tokenizer: " << r.status().ToString();
+      return t;
+    }
+    return std::move(r.value());
+  }();
+  return tok.get();
+}
+
+inline nlohmann::json LoadGolden(const std::string& name) {
+  const char* src = std::getenv("RAGD_SOURCE_DIR");
+  const std::string path = std::string(src != nullptr ? src : ".") + "/tests/data/" + name;
+  std::ifstream in(path);
+  if (!in) {
+    ADD_FAILURE() << "missing golden file " << path << " (scripts/make-golden writes it)";
+    return nlohmann::json::object();
+  }
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+}  // namespace ragd::inference::gemma
