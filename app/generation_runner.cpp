@@ -169,8 +169,10 @@ struct RunState {
           ctx->metrics.ObserveInterTokenLatency(Seconds(last_token, now));
         }
         last_token = now;
-        text += ev.text;
-        if (plan.stream && !ev.text.empty()) StreamDelta(ev.text);
+        std::string_view delta = ev.text;
+        if (plan.rag && text.empty()) delta.remove_prefix(std::min(delta.find_first_not_of(" \n"), delta.size()));
+        text += delta;
+        if (plan.stream && !delta.empty()) StreamDelta(std::string(delta));
         return !response->cancelled();
       }
       case InferenceEvent::Kind::kDone: {

@@ -1,10 +1,13 @@
 // The RAG prompt and its citations.
 //
-// The prompt gives the model short rules (answer only from the numbered
-// sources, cite them as [n], say when the sources do not hold the answer,
-// answer in the question's language) and the retrieved passages as numbered
-// blocks that are clearly marked as untrusted data: a passage cannot close
-// its block or pose as an instruction, whatever text it contains.
+// The prompt is plain text continued by the model (the default model is a
+// base model, which follows a worked example far better than a chat turn):
+// short rules (answer only from the numbered sources, cite them as [n], say
+// when the sources do not hold the answer, answer in the question's
+// language, treat the sources as untrusted data), one worked example, then
+// the retrieved passages as numbered one-line blocks and the question. Each
+// passage is flattened to a single line, so no passage text can start a
+// line of its own ("Question:", "Answer:") or pose as an instruction.
 #pragma once
 
 #include <set>
@@ -25,11 +28,13 @@ struct Source {
 
 std::vector<Source> NumberSources(std::vector<retrieval::SearchHit> hits);
 
-// The conversation to send to the model: the rules and sources folded into
-// the user turn before `question` (`history` holds earlier turns, may be empty).
-std::vector<inference::ChatMessage> BuildRagConversation(const std::string& question,
-                                                         const std::vector<Source>& sources,
-                                                         const std::vector<inference::ChatMessage>& history = {});
+// The prompt text (without BOS) for `question`; `history` holds earlier
+// turns (user/assistant pairs) of a chat, may be empty.
+std::string BuildRagPrompt(const std::string& question, const std::vector<Source>& sources,
+                           const std::vector<inference::ChatMessage>& history = {});
+
+// Stop strings that end the answer before the model invents a next example.
+const std::vector<std::string>& RagStopStrings();
 
 // The numbers n of the [n] (and [n, m]) markers in `answer` that refer to one
 // of `n_sources` sources; markers pointing nowhere are ignored.

@@ -22,6 +22,18 @@ Result<Retrieved> RetrieveSources(AppContext& ctx, const std::string& question, 
   return r;
 }
 
+Status PrepareRagRequest(AppContext& ctx, const std::string& question,
+                         const std::vector<inference::ChatMessage>& history, GenerationPlan* plan) {
+  const inference::Tokenizer& tok = ctx.engine->tokenizer();
+  auto ids = tok.Encode(BuildRagPrompt(question, plan->sources, history));
+  if (!ids.ok()) return ids.status();
+  plan->request.prompt.clear();
+  plan->request.prompt.push_back(tok.bos_id());
+  plan->request.prompt.insert(plan->request.prompt.end(), ids->begin(), ids->end());
+  for (const std::string& s : RagStopStrings()) plan->request.stop.push_back(s);
+  return Status::Ok();
+}
+
 void RegisterAskRoutes(HttpServer& http, AppContext& ctx) {
   http.Route("POST", "/v1/ask", WithUser(ctx, Access::kUser, true, [&ctx](const HttpRequest& req, HttpExchange& ex,
                                                                           const accounts::User& user) {
@@ -50,12 +62,10 @@ void RegisterAskRoutes(HttpServer& http, AppContext& ctx) {
     plan.rag = true;
     plan.sources = std::move(retrieved->sources);
     plan.retrieval_ms = retrieved->ms;
-    auto prompt = inference::FormatGemmaChat(ctx.engine->tokenizer(), BuildRagConversation(*question, plan.sources));
-    if (!prompt.ok()) return ErrorResponse(prompt.status());
-    plan.request.prompt = std::move(prompt).value();
     plan.request.sampling = opts->sampling;
     plan.request.max_tokens = opts->max_tokens;
     plan.request.stop = opts->stop;
+    if (Status st = PrepareRagRequest(ctx, *question, {}, &plan); !st.ok()) return ErrorResponse(st);
     return RunGeneration(ctx, user, std::move(plan), ex);
   }));
 }

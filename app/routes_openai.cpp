@@ -93,6 +93,9 @@ HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchan
   plan.stream = opts->stream;
   plan.include_usage = opts->include_usage;
   std::vector<inference::ChatMessage> conversation = std::move(messages).value();
+  plan.request.sampling = opts->sampling;
+  plan.request.max_tokens = opts->max_tokens;
+  plan.request.stop = opts->stop;
   if (rag) {
     if (conversation.back().role != "user")
       return ErrorResponse(Status::InvalidArgument("the last message must be from the user"));
@@ -103,14 +106,12 @@ HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchan
     plan.rag = true;
     plan.sources = std::move(r->sources);
     plan.retrieval_ms = r->ms;
-    conversation = BuildRagConversation(question, plan.sources, conversation);
+    if (Status st = PrepareRagRequest(ctx, question, conversation, &plan); !st.ok()) return ErrorResponse(st);
+    return RunGeneration(ctx, user, std::move(plan), ex);
   }
   auto prompt = inference::FormatGemmaChat(ctx.engine->tokenizer(), conversation);
   if (!prompt.ok()) return ErrorResponse(prompt.status());
   plan.request.prompt = std::move(prompt).value();
-  plan.request.sampling = opts->sampling;
-  plan.request.max_tokens = opts->max_tokens;
-  plan.request.stop = opts->stop;
   return RunGeneration(ctx, user, std::move(plan), ex);
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/app_context.h"
+#include "app/generation_runner.h"
 #include "app/rag_prompt.h"
 
 namespace ragd::app {
@@ -16,5 +17,10 @@ struct Retrieved {
 
 // Hybrid search for `question`, numbered as citations; records its latency.
 Result<Retrieved> RetrieveSources(AppContext& ctx, const std::string& question, int top_k);
+
+// Fills plan.request.prompt (BOS + the RAG prompt, see rag_prompt.h) and adds
+// the RAG stop strings to the caller's.
+Status PrepareRagRequest(AppContext& ctx, const std::string& question,
+                         const std::vector<inference::ChatMessage>& history, GenerationPlan* plan);
 
 }  // namespace ragd::app
