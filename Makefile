@@ -11,9 +11,9 @@ endif
 DATA    ?= $(HOME)/.local/share/ragd
 VENV    := $(BUILD)/venv
 
-.PHONY: run test build deps test-deps models venv format clean
+.PHONY: run test build build-server configure deps test-deps models venv format clean
 
-run: deps models build
+run: deps models build-server
 	@mkdir -p $(DATA)
 	$(BUILD)/ragd serve --data $(DATA) --ingest-if-empty docs/sample
 
@@ -29,9 +29,16 @@ test-deps:
 models:
 	@scripts/fetch-models
 
-build:
+configure:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release --log-level=WARNING $(CMAKE_FLAGS)
+
+# Everything: server, tests, benchmarks.
+build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# The server alone (what `make run` needs).
+build-server: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target ragd
 
 # Python clients for the black-box tests (openai, selenium), kept inside build/.
 venv: $(VENV)/.ready
