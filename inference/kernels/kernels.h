@@ -6,7 +6,9 @@
 // partner (Q8_0 for Q4_0/Q4_1/Q5_0/Q5_1/Q8_0, Q8_K for the K-quants) and
 // multiplied with integer dot products. Each SIMD variant (AVX2+FMA,
 // AVX-512 VNNI) has a scalar reference it is tested against; the best variant
-// the CPU supports is chosen once at run time.
+// the CPU supports is chosen once at run time (the environment variable
+// RAGD_KERNELS=scalar|avx2|avx512vnni forces a supported one, for testing).
+// All functions here are thread-safe unless stated otherwise.
 #pragma once
 
 #include <cstddef>
@@ -19,9 +21,14 @@
 
 namespace ragd::inference {
 
-// A fixed pool of worker threads. Run() splits [0, n) into contiguous ranges,
-// one per thread (the calling thread takes part), and returns when all are
-// done. Not re-entrant: one Run() at a time per pool.
+// A fixed pool of worker threads. Run() splits [0, n) into size() contiguous
+// ranges (empty ones are skipped), calls fn once per range, and returns when
+// all are done. The calling thread takes part; it also runs the range of a
+// worker that has not started yet (a busy machine), so `thread` is the index
+// of the range (0..size()-1): unique among concurrent calls, usable to pick
+// per-thread scratch, but not an OS thread identity. Workers spin briefly
+// after each Run() (cheap for ~100 runs per token), then sleep.
+// Not re-entrant: one Run() at a time per pool, from one thread at a time.
 class ThreadPool {
  public:
   explicit ThreadPool(int n_threads);  // n_threads <= 0: one per core
@@ -32,6 +39,12 @@ class ThreadPool {
   int size() const;
   // fn(begin, end, thread_index) over a partition of [0, n).
   void Run(int64_t n, const std::function<void(int64_t begin, int64_t end, int thread)>& fn);
+  // Like Run(), but hands [0, n) out in chunks of `grain` (the last may be
+  // shorter) to whichever thread is free, so a thread slowed down by a busy
+  // machine does less of the work. fn may be called several times per thread;
+  // `thread` identifies the executing thread (0 = caller, < size()).
+  void RunDynamic(int64_t n, int64_t grain,
+                  const std::function<void(int64_t begin, int64_t end, int thread)>& fn);
 
  private:
   struct Impl;
@@ -49,10 +62,19 @@ struct WeightView {
 };
 
 // y[i][o] = sum_k x[i][k] * W[o][k] for i < m: x is m rows of n_in floats,
-// y is m rows of n_out floats (row-major). `pool` may be null (single thread).
+// y is m rows of n_out floats (row-major), y must not alias x. `pool` may be
+// null (single thread). n_in must be a multiple of the type's block size
+// (32, or 256 for K-quants). For quantized types each x row is first quantized
+// to 8 bits (per 32 values, or per 256 for K-quants), as llama.cpp does, so
+// results differ from a float product by ~0.1-1%. m < 4 streams the weight
+// rows once (decode); m >= 4 repacks panels of 16 weight rows (8 on AVX2)
+// and reuses each for every row of x (prefill). F32 weights with m >= 16 use
+// OpenBLAS sgemm (its own threads).
+// Thread-safe for concurrent calls that use different pools (or none).
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, ThreadPool* pool);
 
-// Dequantizes row `row` of `w` into n_in floats (embedding look-up).
+// Dequantizes row `row` of `w` into n_in floats (embedding look-up); exact
+// (the scalar reference, bit-identical on every CPU).
 void DequantizeRow(const WeightView& w, int64_t row, float* out);
 
 // out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]; out may alias x.
@@ -62,10 +84,12 @@ void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* o
 // i + head_dim/2, angle pos * base^(-2i/head_dim).
 void RopeNeox(float* head, int64_t head_dim, int64_t pos, float base);
 
-// In-place softmax over n values.
+// In-place softmax over n values (-inf entries become 0; at least one must be
+// finite). Vectorized exp, relative error ~1e-6.
 void Softmax(float* x, int64_t n);
 
-// In-place x = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
+// In-place x = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), vectorized
+// (absolute error < 2e-6 + 2e-6|y|).
 void GeluTanh(float* x, int64_t n);
 
 // Name of the kernel set chosen for this CPU ("avx512vnni", "avx2", "scalar").

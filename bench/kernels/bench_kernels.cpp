@@ -1,0 +1,204 @@
+// MatMul throughput on the shapes of Gemma 3 270M (Q4_K_M file types), for
+// decode (m = 1) and prefill (m = 512), 1 and 2 threads, next to OpenBLAS
+// sgemm on the same shapes with float weights.
+//
+// With the real model file present it also times every matrix product of one
+// decoded token (all 18 layers + the tied output, weights streamed from
+// memory) and of a 512-token prefill (output for the last token only).
+//
+// usage: bench_kernels [--kernels NAME] [--quick] [--model PATH] [--model-only]
+//   --kernels NAME  run a given kernel set (scalar, avx2, avx512vnni)
+//   --quick         fewer repetitions
+//   --model PATH    GGUF file (default $RAGD_MODELS or ~/.cache/ragd/models,
+//                   gemma-3-270m-q4_k_m.gguf)
+//   --model-only    skip the synthetic shapes
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "inference/gguf.h"
+#include "inference/kernels/kernel_set.h"
+
+using namespace ragd::inference;
+
+namespace {
+
+struct Shape {
+  const char* what;
+  int64_t n_in, n_out;
+  GgmlType type;
+};
+
+std::vector<uint8_t> RandomWeights(GgmlType type, int64_t n_in, int64_t n_out) {
+  const GgmlTypeInfo& info = *GetTypeInfo(static_cast<uint32_t>(type));
+  std::vector<uint8_t> data(RowBytes(info, n_in) * n_out);
+  std::mt19937 rng(1);
+  for (auto& b : data) b = static_cast<uint8_t>(rng());
+  // Finite scales: overwrite every block's f16 fields with 0.01.
+  const uint16_t h = kernels::FloatToHalf(0.01f);
+  std::vector<int> offs;
+  if (type == GgmlType::kQ6_K)
+    offs = {208};
+  else if (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ4_1 ||
+           type == GgmlType::kQ5_1)
+    offs = {0, 2};
+  else
+    offs = {0};
+  for (size_t b = 0; b < data.size() / info.type_size; ++b)
+    for (int o : offs) std::memcpy(data.data() + b * info.type_size + o, &h, 2);
+  return data;
+}
+
+double Seconds(const std::function<void()>& fn, int reps) {
+  fn();  // warm-up
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+// Every 2-D weight of the model in forward order, plus the tied output.
+void BenchModel(const std::string& path, const kernels::KernelSet& ks, bool quick) {
+  auto file = GgufFile::Open(path);
+  if (!file.ok()) {
+    std::printf("model: %s (%s), skipped\n", path.c_str(), file.status().ToString().c_str());
+    return;
+  }
+  std::vector<WeightView> layers;
+  size_t layer_bytes = 0;
+  for (int l = 0;; ++l) {
+    bool any = false;
+    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
+      const GgufTensor* g = file.value().FindTensor("blk." + std::to_string(l) + "." + t + ".weight");
+      if (g == nullptr) continue;
+      any = true;
+      layers.push_back(
+          {g->type, g->data, static_cast<int64_t>(g->ne[0]), static_cast<int64_t>(g->ne[1]), g->row_bytes()});
+      layer_bytes += g->n_bytes;
+      if (l == 0)
+        std::printf("  %s: %s %lldx%lld\n", t, g->info->name.data(), (long long)g->ne[0],
+                    (long long)g->ne[1]);
+    }
+    if (!any) break;
+  }
+  const GgufTensor* out = file.value().FindTensor("token_embd.weight");
+  const WeightView wout{out->type, out->data, static_cast<int64_t>(out->ne[0]),
+                        static_cast<int64_t>(out->ne[1]), out->row_bytes()};
+  std::vector<float> x(2048 * 512), y(262144);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd;
+  for (auto& v : x) v = nd(rng);
+  std::vector<float> ybig(2048 * 512);
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    double flop = 0;
+    for (const auto& w : layers) flop += 2.0 * w.n_in * w.n_out;
+    const double out_flop = 2.0 * wout.n_in * wout.n_out;
+    const double t_dec = Seconds(
+        [&] {
+          for (const auto& w : layers) kernels::MatMulWith(ks, w, x.data(), 1, ybig.data(), &pool);
+          kernels::MatMulWith(ks, wout, x.data(), 1, y.data(), &pool);
+        },
+        quick ? 2 : 5);
+    const double bytes = static_cast<double>(layer_bytes + out->n_bytes);
+    std::printf("decode  1 token   thr %d: %8.2f ms  %6.1f tok/s  %6.2f GB/s  %6.1f GFLOP/s\n", threads,
+                t_dec * 1e3, 1.0 / t_dec, bytes / t_dec * 1e-9, (flop + out_flop) / t_dec * 1e-9);
+    const int64_t m = 512;
+    const double t_pre = Seconds(
+        [&] {
+          for (const auto& w : layers) kernels::MatMulWith(ks, w, x.data(), m, ybig.data(), &pool);
+          kernels::MatMulWith(ks, wout, x.data(), 1, y.data(), &pool);
+        },
+        quick ? 1 : 2);
+    std::printf("prefill %lld tokens thr %d: %8.2f ms  %6.1f tok/s  %6.1f GFLOP/s (matmuls only)\n",
+                (long long)m, threads, t_pre * 1e3, m / t_pre, (flop * m + out_flop) / t_pre * 1e-9);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const kernels::KernelSet* ks = &kernels::ActiveKernels();
+  bool quick = false, model_only = false;
+  const char* models = std::getenv("RAGD_MODELS");
+  std::string model = std::string(models ? models
+                                         : std::string(std::getenv("HOME") ? std::getenv("HOME") : "") +
+                                               "/.cache/ragd/models") +
+                      "/gemma-3-270m-q4_k_m.gguf";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--model-only") == 0) model_only = true;
+    if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) model = argv[i + 1];
+    if (std::strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
+      const kernels::KernelSet* sets[4];
+      const int n = kernels::SupportedKernelSets(sets, 4);
+      for (int k = 0; k < n; ++k)
+        if (std::strcmp(sets[k]->name, argv[i + 1]) == 0) ks = sets[k];
+    }
+  }
+  std::printf("cores: %u  kernels: %s  %s\n", std::thread::hardware_concurrency(), ks->name,
+              openblas_get_config());
+  BenchModel(model, *ks, quick);
+  if (model_only) return 0;
+  const Shape shapes[] = {
+      {"attn_q", 640, 1024, GgmlType::kQ5_0},   {"ffn_up", 640, 2048, GgmlType::kQ5_0},
+      {"ffn_down", 2048, 640, GgmlType::kQ6_K}, {"ffn_down", 2048, 640, GgmlType::kQ4_K},
+      {"attn_out", 1024, 640, GgmlType::kQ4_K}, {"output", 640, 262144, GgmlType::kQ8_0},
+  };
+  std::printf(
+      "synthetic shapes (random weights; GB/s = weight bytes / time, cache-resident except 'output'):\n");
+  std::printf("%-9s %6s %7s %-5s %5s %3s %10s %9s %8s | %-12s %9s\n", "tensor", "n_in", "n_out", "type", "m",
+              "thr", "time_ms", "GFLOP/s", "GB/s", "sgemm_ms", "GFLOP/s");
+  for (const Shape& s : shapes) {
+    const auto w_data = RandomWeights(s.type, s.n_in, s.n_out);
+    const WeightView w{s.type, w_data.data(), s.n_in, s.n_out,
+                       RowBytes(*GetTypeInfo(static_cast<uint32_t>(s.type)), s.n_in)};
+    std::vector<float> w_f32;
+    for (int64_t m : {int64_t{1}, int64_t{512}}) {
+      std::vector<float> x(s.n_in * m), y(s.n_out * m);
+      std::mt19937 rng(2);
+      std::normal_distribution<float> nd;
+      for (auto& v : x) v = nd(rng);
+      const double flop = 2.0 * m * s.n_in * s.n_out;
+      for (int threads : {1, 2}) {
+        ThreadPool pool(threads);
+        const int reps = quick ? 2 : (m == 1 ? 20 : 3);
+        const double t = Seconds([&] { kernels::MatMulWith(*ks, w, x.data(), m, y.data(), &pool); }, reps);
+        std::printf("%-9s %6lld %7lld %-5s %5lld %3d %10.3f %9.1f %8.2f |", s.what, (long long)s.n_in,
+                    (long long)s.n_out, GetTypeInfo(static_cast<uint32_t>(s.type))->name.data(), (long long)m,
+                    threads, t * 1e3, flop / t * 1e-9, w_data.size() / t * 1e-9);
+        // OpenBLAS on float weights (4 bytes per weight), same thread count.
+        const bool huge = s.n_out > 100000 && m > 1;
+        if (huge && quick) {
+          std::printf(" %-12s\n", "skipped");
+          continue;
+        }
+        if (w_f32.empty()) {
+          w_f32.resize(s.n_in * s.n_out);
+          for (int64_t r = 0; r < s.n_out; ++r) DequantizeRow(w, r, w_f32.data() + r * s.n_in);
+        }
+        openblas_set_num_threads(threads);
+        const double tb = Seconds(
+            [&] {
+              cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, s.n_out, s.n_in, 1.0f, x.data(), s.n_in,
+                          w_f32.data(), s.n_in, 0.0f, y.data(), s.n_out);
+            },
+            quick ? 1 : reps);
+        std::printf(" %-12.3f %9.1f\n", tb * 1e3, flop / tb * 1e-9);
+      }
+    }
+  }
+  return 0;
+}

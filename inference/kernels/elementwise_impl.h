@@ -1,0 +1,22 @@
+// Vector versions of the element-wise operations, one set per instruction set,
+// chosen together with the matmul kernel set. Internal to inference/kernels.
+#pragma once
+
+#include <cstdint>
+
+namespace ragd::inference::kernels {
+
+struct ElementwiseSet {
+  void (*gelu_tanh)(float* x, int64_t n);
+  void (*softmax)(float* x, int64_t n);
+};
+
+void GeluTanhRef(float* x, int64_t n);
+void SoftmaxRef(float* x, int64_t n);
+
+extern const ElementwiseSet kScalarElementwise;
+extern const ElementwiseSet kAvx2Elementwise;
+extern const ElementwiseSet kAvx512Elementwise;
+const ElementwiseSet& ActiveElementwise();
+
+}  // namespace ragd::inference::kernels

@@ -1,0 +1,36 @@
+// AVX-512 F/BW/VL + VNNI kernel set (this file is compiled with those flags
+// only and reached through the run-time dispatch in matmul.cpp).
+#include "inference/kernels/elementwise_impl.h"
+#include "inference/kernels/kernel_set.h"
+#include "inference/kernels/x86_elementwise.h"
+#include "inference/kernels/x86_panel.h"
+#include "inference/kernels/x86_rowdot.h"
+
+namespace ragd::inference::kernels {
+namespace {
+
+// From this many activation rows on, repacking 16-row panels pays off.
+constexpr int64_t kPanelMinBatch = 4;
+
+const void* PrepareAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
+                          ThreadPool* pool) {
+  if (m < kPanelMinBatch) return nullptr;
+  return PreparePanelActs(w.type, act, act_stride, m, w.n_in, pool);
+}
+
+void MulRowsAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
+                   const void* prepared, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+  if (prepared != nullptr) {
+    MulRowsPanel(w, *static_cast<const PreparedActs*>(prepared), m, y, ldy, r0, r1);
+  } else {
+    MulRowsDirect(w, act, act_stride, m, prepared, y, ldy, r0, r1);
+  }
+}
+
+}  // namespace
+
+const KernelSet kAvx512Kernels = {"avx512vnni", QuantizeQ8AX86, QuantizeQ8KX86,
+                                  VecDotX86,    PrepareAvx512,  MulRowsAvx512};
+const ElementwiseSet kAvx512Elementwise = {GeluTanhX86, SoftmaxX86};
+
+}  // namespace ragd::inference::kernels

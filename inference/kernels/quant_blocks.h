@@ -1,0 +1,181 @@
+// Block layouts of the GGUF weight types and of the quantized activations the
+// kernels multiply them with. Internal to inference/kernels.
+//
+// Weight blocks (little-endian, packed, exactly as stored in a GGUF file; "f16"
+// is an IEEE half):
+//   Q4_0  32 values, 18 B: f16 d | u8 qs[16]. v[j] = d*((qs[j]&15)-8),
+//         v[j+16] = d*((qs[j]>>4)-8).
+//   Q4_1  32 values, 20 B: f16 d, f16 m | u8 qs[16]. v = d*q + m.
+//   Q5_0  32 values, 22 B: f16 d | u32 qh | u8 qs[16]. The 5th bit of v[j] is
+//         bit j of qh, of v[j+16] bit j+16; v = d*(q-16).
+//   Q5_1  32 values, 24 B: f16 d, f16 m | u32 qh | u8 qs[16]. v = d*q + m.
+//   Q8_0  32 values, 34 B: f16 d | i8 qs[32]. v = d*q.
+//   Q4_K 256 values, 144 B: f16 d, f16 dmin | u8 scales[12] | u8 qs[128].
+//         Eight sub-blocks of 32 with 6-bit scale sc and min mn (UnpackScaleMin);
+//         64-value chunk c uses qs[32c..32c+31], low nibbles = sub-block 2c,
+//         high nibbles = 2c+1. v = d*sc*q - dmin*mn.
+//   Q5_K 256 values, 176 B: f16 d, f16 dmin | u8 scales[12] | u8 qh[32] |
+//         u8 qs[128]. As Q4_K plus 16*bit: sub-block 2c takes bit 2c of qh[l],
+//         sub-block 2c+1 bit 2c+1.
+//   Q6_K 256 values, 210 B: u8 ql[128] | u8 qh[64] | i8 scales[16] | f16 d.
+//         Half h (128 values) uses ql+64h, qh+32h, scales+8h; for l < 32:
+//         v[l]    = lo(ql[l])    | ((qh[l]>>0)&3)<<4, scale l/16
+//         v[l+32] = lo(ql[l+32]) | ((qh[l]>>2)&3)<<4, scale l/16+2
+//         v[l+64] = hi(ql[l])    | ((qh[l]>>4)&3)<<4, scale l/16+4
+//         v[l+96] = hi(ql[l+32]) | ((qh[l]>>6)&3)<<4, scale l/16+6
+//         value = d*sc*(q-32).
+//
+// Activation blocks (our own layout, built once per activation row):
+//   BlockQ8A: 32 values: f32 d = amax/127, i32 sum = sum of qs, i8 qs[32];
+//             x ~= d*q. Partner of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0.
+//   BlockQ8K: 256 values: f32 d, i8 qs[256], i16 bsums[16] (sum of each 16 qs);
+//             x ~= d*q. Partner of Q4_K, Q5_K, Q6_K.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace ragd::inference::kernels {
+
+inline constexpr int kQK = 32;    // values per block of the legacy types
+inline constexpr int kQKK = 256;  // values per super-block of the K types
+
+#pragma pack(push, 1)
+struct BlockQ4_0 {
+  uint16_t d;
+  uint8_t qs[16];
+};
+struct BlockQ4_1 {
+  uint16_t d, m;
+  uint8_t qs[16];
+};
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+struct BlockQ5_1 {
+  uint16_t d, m;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+struct BlockQ8_0 {
+  uint16_t d;
+  int8_t qs[32];
+};
+struct BlockQ4_K {
+  uint16_t d, dmin;
+  uint8_t scales[12];
+  uint8_t qs[128];
+};
+struct BlockQ5_K {
+  uint16_t d, dmin;
+  uint8_t scales[12];
+  uint8_t qh[32];
+  uint8_t qs[128];
+};
+struct BlockQ6_K {
+  uint8_t ql[128];
+  uint8_t qh[64];
+  int8_t scales[16];
+  uint16_t d;
+};
+#pragma pack(pop)
+
+struct BlockQ8A {
+  float d;
+  int32_t sum;
+  int8_t qs[32];
+};
+struct BlockQ8K {
+  float d;
+  int8_t qs[256];
+  int16_t bsums[16];
+};
+
+static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ5_0) == 22 && sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ8A) == 40 && sizeof(BlockQ8K) == 292);
+
+// IEEE half -> float, exact (subnormals, inf and NaN included).
+inline float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exp = (h >> 10) & 0x1F;
+  uint32_t mant = h & 0x3FF;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: renormalize
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400) == 0);
+      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mant & 0x3FF) << 13;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7F800000u | mant << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// float -> IEEE half, round to nearest even (for tests and F16 fixtures).
+inline uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000;
+  const int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
+  uint32_t mant = x & 0x7FFFFF;
+  if (((x >> 23) & 0xFF) == 0xFF) return static_cast<uint16_t>(sign | 0x7C00 | (mant ? 0x200 : 0));
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000;
+    const int shift = 14 - exp;
+    uint32_t half = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1);
+    const uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | static_cast<uint32_t>(exp) << 10 | mant >> 13;
+  const uint32_t rem = mant & 0x1FFF;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;  // may carry into exp: correct
+  return static_cast<uint16_t>(half);
+}
+
+inline float Bf16ToFloat(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Round to nearest even (for tests and BF16 fixtures; NaN kept quiet).
+inline uint16_t FloatToBf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((x >> 16) | 64);
+  return static_cast<uint16_t>((x + (0x7FFF + ((x >> 16) & 1))) >> 16);
+}
+
+// 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block.
+inline void UnpackScaleMin(int j, const uint8_t* s, uint8_t* sc, uint8_t* mn) {
+  if (j < 4) {
+    *sc = s[j] & 63;
+    *mn = s[j + 4] & 63;
+  } else {
+    *sc = static_cast<uint8_t>((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+    *mn = static_cast<uint8_t>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+  }
+}
+
+}  // namespace ragd::inference::kernels

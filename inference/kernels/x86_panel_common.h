@@ -1,0 +1,266 @@
+// Shared parts of the batched (prefill) x86 kernels: R weight rows (16 for
+// AVX-512, 8 for AVX2) are repacked into a panel of unsigned 8-bit quants
+// interleaved 4 bytes per row, so one integer dot-product instruction
+// multiplies 4 values of R rows by 4 broadcast activation values, and each
+// panel is reused for every activation row. Included only by the
+// per-instruction-set kernel files; internal linkage.
+//
+// Panel of R rows and K values, sub-blocks of S values (S = 32; 16 for Q6_K):
+//   q[K/4][R][4]  u8: dword i of row r at (i*R + r)*4, quants in value order
+//   scale[K/S][R] f32: per sub-block and row: d (legacy) or d*sc (K-quants)
+//   mterm[K/S][R] f32: types with a min: m (Q4_1/Q5_1) or -dmin*mn (Q4_K/Q5_K)
+// Row value = scale*(q - offset) + mterm (per sub-block).
+// Prepared activation row: qs[K] i8; off[K/S] i32 = -offset*sum(qs of the
+// sub-block); da[K/(S*group)] f32 (one per activation scale block);
+// msum[K/S] f32 = da*sum(qs of the sub-block).
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cassert>
+#include <vector>
+
+#include "inference/kernels/x86_rowdot.h"
+
+namespace ragd::inference::kernels {
+namespace {
+
+struct PanelTraits {
+  int sub;       // S: values per sub-block
+  int group;     // sub-blocks sharing one activation scale (1: Q8A blocks)
+  int offset;    // subtracted from the unsigned quants
+  bool has_min;  // mterm present
+};
+
+constexpr PanelTraits TraitsFor(GgmlType t) {
+  switch (t) {
+    case GgmlType::kQ4_0:
+      return {32, 1, 8, false};
+    case GgmlType::kQ4_1:
+      return {32, 1, 0, true};
+    case GgmlType::kQ5_0:
+      return {32, 1, 16, false};
+    case GgmlType::kQ5_1:
+      return {32, 1, 0, true};
+    case GgmlType::kQ8_0:
+      return {32, 1, 128, false};
+    case GgmlType::kQ4_K:
+      return {32, 8, 0, true};
+    case GgmlType::kQ5_K:
+      return {32, 8, 0, true};
+    case GgmlType::kQ6_K:
+      return {16, 16, 32, false};
+    default:
+      return {0, 0, 0, false};
+  }
+}
+
+// Unpacks one weight row: n unsigned quants (value order), per-sub-block scale
+// and mterm (see above).
+template <GgmlType kType>
+void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, float* scale, float* mterm) {
+  if constexpr (TraitsFor(kType).group == 1) {
+    for (int64_t b = 0; b < n / kQK; ++b) {
+      __m256i v;
+      if constexpr (kType == GgmlType::kQ4_0) {
+        const auto& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
+        v = UnpackNibbles32(blk.qs);
+        scale[b] = H2F(blk.d);
+      } else if constexpr (kType == GgmlType::kQ4_1) {
+        const auto& blk = reinterpret_cast<const BlockQ4_1*>(row)[b];
+        v = UnpackNibbles32(blk.qs);
+        scale[b] = H2F(blk.d);
+        mterm[b] = H2F(blk.m);
+      } else if constexpr (kType == GgmlType::kQ5_0) {
+        const auto& blk = reinterpret_cast<const BlockQ5_0*>(row)[b];
+        v = UnpackQ5(blk);
+        scale[b] = H2F(blk.d);
+      } else if constexpr (kType == GgmlType::kQ5_1) {
+        const auto& blk = reinterpret_cast<const BlockQ5_1*>(row)[b];
+        v = UnpackQ5(blk);
+        scale[b] = H2F(blk.d);
+        mterm[b] = H2F(blk.m);
+      } else {
+        const auto& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
+        v = _mm256_xor_si256(LoadU(blk.qs), _mm256_set1_epi8(static_cast<char>(0x80)));
+        scale[b] = H2F(blk.d);
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * b), v);
+    }
+  } else if constexpr (kType == GgmlType::kQ4_K || kType == GgmlType::kQ5_K) {
+    using Block = std::conditional_t<kType == GgmlType::kQ4_K, BlockQ4_K, BlockQ5_K>;
+    const __m256i low4 = _mm256_set1_epi8(15), bit = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < n / kQKK; ++b) {
+      const Block& blk = reinterpret_cast<const Block*>(row)[b];
+      const float d = H2F(blk.d), dmin = H2F(blk.dmin);
+      for (int j = 0; j < 8; ++j) {
+        uint8_t sc, mn;
+        UnpackScaleMin(j, blk.scales, &sc, &mn);
+        scale[8 * b + j] = d * sc;
+        mterm[8 * b + j] = -dmin * mn;
+      }
+      __m256i qh = _mm256_setzero_si256();
+      if constexpr (kType == GgmlType::kQ5_K) qh = LoadU(blk.qh);
+      for (int ch = 0; ch < 4; ++ch) {
+        const __m256i raw = LoadU(blk.qs + 32 * ch);
+        __m256i lo = _mm256_and_si256(raw, low4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        if constexpr (kType == GgmlType::kQ5_K) {
+          lo =
+              _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch), bit), 4));
+          hi = _mm256_or_si256(
+              hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch + 1), bit), 4));
+        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 256 * b + 64 * ch), lo);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 256 * b + 64 * ch + 32), hi);
+      }
+    }
+  } else {  // Q6_K
+    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    for (int64_t b = 0; b < n / kQKK; ++b) {
+      const BlockQ6_K& blk = reinterpret_cast<const BlockQ6_K*>(row)[b];
+      const float d = H2F(blk.d);
+      for (int j = 0; j < 16; ++j) scale[16 * b + j] = d * blk.scales[j];
+      for (int h = 0; h < 2; ++h) {
+        const __m256i ql0 = LoadU(blk.ql + 64 * h), ql1 = LoadU(blk.ql + 64 * h + 32);
+        const __m256i qh = LoadU(blk.qh + 32 * h);
+        uint8_t* out = q + 256 * b + 128 * h;
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(out),
+            _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(out + 32),
+            _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(out + 64),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(out + 96),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)));
+      }
+    }
+  }
+}
+
+// One panel of R weight rows (layout above) and its unpacking scratch.
+struct Panel {
+  std::vector<uint8_t> q;       // K/4 * R * 4
+  std::vector<float> scale;     // K/S * R
+  std::vector<float> mterm;     // K/S * R (types with a min)
+  std::vector<uint8_t> rows_q;  // R unpacked rows of K quants
+  std::vector<float> row_scale, row_mterm;
+};
+
+// Activation rows, grouped in tiles of kTile rows (the last tile may be
+// narrower, C rows); inside a tile, sub-block-major so the kernel walks one
+// stream: tile at row c0 holds qs[n_sub][C][S] at qs + c0*k, off[n_sub][C] at
+// off + c0*n_sub, da[n_scale][C] at da + c0*n_scale, msum[n_sub][C] at
+// msum + c0*n_sub.
+struct PreparedActs {
+  int64_t k = 0, n_sub = 0, n_scale = 0;
+  std::vector<int8_t> qs;
+  std::vector<int32_t> off;
+  std::vector<float> da;
+  std::vector<float> msum;
+};
+
+template <GgmlType kType, int kTile>
+void PrepareActs(const uint8_t* act, size_t stride, int64_t m, int64_t k, PreparedActs* pa,
+                 ThreadPool* pool) {
+  constexpr PanelTraits kT = TraitsFor(kType);
+  constexpr int kSubPerSuper = 256 / kT.sub;
+  pa->k = k;
+  pa->n_sub = k / kT.sub;
+  pa->n_scale = pa->n_sub / kT.group;
+  const int64_t n_sub = pa->n_sub, n_scale = pa->n_scale;
+  pa->qs.resize(static_cast<size_t>(m * k));
+  pa->off.resize(static_cast<size_t>(m * n_sub));
+  pa->da.resize(static_cast<size_t>(m * n_scale));
+  pa->msum.resize(static_cast<size_t>(m * n_sub));
+  auto fill = [&](int64_t t0, int64_t t1, int) {
+    for (int64_t c0 = t0 * kTile; c0 < m && c0 < t1 * kTile; c0 += kTile) {
+      const int64_t cols = m - c0 < kTile ? m - c0 : kTile;
+      int8_t* qs = pa->qs.data() + c0 * k;
+      int32_t* off = pa->off.data() + c0 * n_sub;
+      float* da = pa->da.data() + c0 * n_scale;
+      float* msum = pa->msum.data() + c0 * n_sub;
+      for (int64_t c = 0; c < cols; ++c) {
+        const uint8_t* row = act + (c0 + c) * stride;
+        if constexpr (kT.group == 1) {
+          const auto* a = reinterpret_cast<const BlockQ8A*>(row);
+          for (int64_t b = 0; b < n_sub; ++b) {
+            std::memcpy(qs + (b * cols + c) * 32, a[b].qs, 32);
+            off[b * cols + c] = -kT.offset * a[b].sum;
+            da[b * cols + c] = a[b].d;
+            msum[b * cols + c] = a[b].d * static_cast<float>(a[b].sum);
+          }
+        } else {
+          const auto* a = reinterpret_cast<const BlockQ8K*>(row);
+          constexpr int kPer = 16 / kSubPerSuper;  // bsums per sub-block (1 or 2)
+          for (int64_t b = 0; b < k / kQKK; ++b) {
+            da[b * cols + c] = a[b].d;
+            for (int j = 0; j < kSubPerSuper; ++j) {
+              const int64_t sub = b * kSubPerSuper + j;
+              std::memcpy(qs + (sub * cols + c) * kT.sub, a[b].qs + kT.sub * j, kT.sub);
+              int32_t sum = 0;
+              for (int t = 0; t < kPer; ++t) sum += a[b].bsums[kPer * j + t];
+              off[sub * cols + c] = -kT.offset * sum;
+              msum[sub * cols + c] = a[b].d * static_cast<float>(sum);
+            }
+          }
+        }
+      }
+    }
+  };
+  const int64_t n_tiles = (m + kTile - 1) / kTile;
+  if (pool != nullptr && n_tiles >= 4) {
+    pool->RunDynamic(n_tiles, std::max<int64_t>(1, n_tiles / (4 * pool->size())), fill);
+  } else {
+    fill(0, n_tiles, 0);
+  }
+}
+
+// The activations of one MatMul in the panel layout with tiles of kTile rows
+// (built by the calling thread, with `pool` if given; owned by the calling
+// thread until its next call), or nullptr when the type has no panel kernel.
+template <int kTile>
+const PreparedActs* PreparePanelActsT(GgmlType type, const uint8_t* act, size_t stride, int64_t m, int64_t k,
+                                      ThreadPool* pool) {
+  thread_local PreparedActs acts;
+  switch (type) {
+    case GgmlType::kQ4_0:
+      PrepareActs<GgmlType::kQ4_0, kTile>(act, stride, m, k, &acts, pool);
+      break;
+    case GgmlType::kQ4_1:
+      PrepareActs<GgmlType::kQ4_1, kTile>(act, stride, m, k, &acts, pool);
+      break;
+    case GgmlType::kQ5_0:
+      PrepareActs<GgmlType::kQ5_0, kTile>(act, stride, m, k, &acts, pool);
+      break;
+    case GgmlType::kQ5_1:
+      PrepareActs<GgmlType::kQ5_1, kTile>(act, stride, m, k, &acts, pool);
+      break;
+    case GgmlType::kQ8_0:
+      PrepareActs<GgmlType::kQ8_0, kTile>(act, stride, m, k, &acts, pool);
+      break;
+    case GgmlType::kQ4_K:
+      PrepareActs<GgmlType::kQ4_K, kTile>(act, stride, m, k, &acts, pool);
+      break;
+    case GgmlType::kQ5_K:
+      PrepareActs<GgmlType::kQ5_K, kTile>(act, stride, m, k, &acts, pool);
+      break;
+    case GgmlType::kQ6_K:
+      PrepareActs<GgmlType::kQ6_K, kTile>(act, stride, m, k, &acts, pool);
+      break;
+    default:
+      return nullptr;
+  }
+  return &acts;
+}
+
+}  // namespace
+}  // namespace ragd::inference::kernels

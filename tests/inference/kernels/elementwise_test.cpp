@@ -1,0 +1,107 @@
+// Element-wise ops against straightforward double-precision code, for the
+// active set and every set the CPU supports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "inference/kernels/elementwise_impl.h"
+#include "inference/kernels/kernels.h"
+#include "test_util.h"
+
+namespace ragd::inference {
+namespace {
+
+using kernels::ElementwiseSet;
+
+std::vector<const ElementwiseSet*> Sets() {
+  std::vector<const ElementwiseSet*> out = {&kernels::kScalarElementwise};
+  for (const auto* ks : testing::SupportedSets()) {
+    if (std::string(ks->name) == "avx2") out.push_back(&kernels::kAvx2Elementwise);
+    if (std::string(ks->name) == "avx512vnni") out.push_back(&kernels::kAvx512Elementwise);
+  }
+  return out;
+}
+
+TEST(Elementwise, RmsNorm) {
+  std::mt19937 rng(20);
+  for (int64_t n : {1, 7, 640, 1001}) {
+    auto x = testing::RandomFloats(n, rng, 3.0f);
+    auto w = testing::RandomFloats(n, rng);
+    double ss = 0;
+    for (float v : x) ss += static_cast<double>(v) * v;
+    const double scale = 1.0 / std::sqrt(ss / n + 1e-6);
+    std::vector<float> out(n);
+    RmsNorm(x.data(), w.data(), n, 1e-6f, out.data());
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_NEAR(out[i], x[i] * scale * w[i], 1e-5 * std::fabs(x[i] * scale * w[i]) + 1e-6);
+    RmsNorm(x.data(), w.data(), n, 1e-6f, x.data());  // in place
+    EXPECT_EQ(x, out);
+  }
+  std::vector<float> zero(16, 0.0f), w(16, 1.0f), out(16);
+  RmsNorm(zero.data(), w.data(), 16, 1e-6f, out.data());
+  EXPECT_EQ(out[3], 0.0f);
+}
+
+TEST(Elementwise, RopeNeox) {
+  std::mt19937 rng(21);
+  const int64_t hd = 256;
+  for (int64_t pos : {0, 1, 17, 4000, 32767}) {
+    for (float base : {10000.0f, 1e6f}) {
+      auto h = testing::RandomFloats(hd, rng);
+      auto orig = h;
+      RopeNeox(h.data(), hd, pos, base);
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        const double th = pos * std::pow(static_cast<double>(base), -2.0 * i / hd);
+        const double a = orig[i], b = orig[i + hd / 2];
+        EXPECT_NEAR(h[i], a * std::cos(th) - b * std::sin(th), 1e-5);
+        EXPECT_NEAR(h[i + hd / 2], a * std::sin(th) + b * std::cos(th), 1e-5);
+      }
+    }
+  }
+  std::vector<float> v = {1, 2, 3, 4};
+  RopeNeox(v.data(), 4, 0, 10000.0f);  // position 0: identity
+  EXPECT_EQ(v, (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST(Elementwise, Softmax) {
+  std::mt19937 rng(22);
+  for (const ElementwiseSet* set : Sets()) {
+    for (int64_t n : {1, 3, 16, 100, 513}) {
+      auto x = testing::RandomFloats(n, rng, 5.0f);
+      if (n > 1) x[0] = -INFINITY;  // masked key
+      if (n > 2) x[1] = 80.0f;
+      auto y = x;
+      set->softmax(y.data(), n);
+      double mx = -INFINITY, sum = 0;
+      for (float v : x) mx = std::max<double>(mx, v);
+      for (float v : x) sum += std::exp(v - mx);
+      for (int64_t i = 0; i < n; ++i) {
+        const double want = n == 1 ? 1.0 : std::exp(x[i] - mx) / sum;
+        EXPECT_NEAR(y[i], want, 2e-6 + 1e-5 * want) << i;
+      }
+    }
+  }
+}
+
+TEST(Elementwise, GeluTanh) {
+  for (const ElementwiseSet* set : Sets()) {
+    std::vector<float> x;
+    for (float v = -12.0f; v <= 12.0f; v += 0.01f) x.push_back(v);
+    x.push_back(-100.0f);
+    x.push_back(100.0f);
+    auto y = x;
+    set->gelu_tanh(y.data(), static_cast<int64_t>(y.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      const double want = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      EXPECT_NEAR(y[i], want, 2e-6 + 2e-6 * std::fabs(want)) << v;
+    }
+  }
+  std::vector<float> a = {1.0f, -2.0f};
+  GeluTanh(a.data(), 2);
+  EXPECT_NEAR(a[0], 0.841192f, 1e-5);
+  EXPECT_NEAR(a[1], -0.0454023f, 1e-5);
+}
+
+}  // namespace
+}  // namespace ragd::inference
