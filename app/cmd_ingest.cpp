@@ -107,7 +107,8 @@ int RunIngest(const std::vector<std::string>& args) {
     return 1;
   }
   if (report.rebuilt && report.vectors > 0) {
-    std::fprintf(stderr, "ragd ingest: rebuilt the vector index from the database (%lld vectors, %.1fs): %s\n",
+    std::fprintf(stderr,
+                 "ragd ingest: rebuilt the vector index from the database (%lld vectors, %.1fs): %s\n",
                  static_cast<long long>(report.vectors), report.seconds, report.reason.c_str());
   } else if (report.repaired) {
     std::fprintf(stderr, "ragd ingest: repaired the vector index (%lld added, %lld removed): %s\n",

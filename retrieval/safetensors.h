@@ -22,8 +22,8 @@ namespace ragd::retrieval {
 
 struct SafeTensor {
   std::string name;
-  std::string dtype;            // "F32", "F16", "BF16", "I64", ...
-  std::vector<int64_t> shape;   // outermost first
+  std::string dtype;           // "F32", "F16", "BF16", "I64", ...
+  std::vector<int64_t> shape;  // outermost first
   const uint8_t* data = nullptr;
   size_t n_bytes = 0;
 

@@ -1,0 +1,126 @@
+#include "retrieval/ingest.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "corpus/sha256.h"
+#include "retrieval/embedder.h"
+#include "retrieval/vector_index.h"
+
+namespace ragd::retrieval {
+namespace {
+
+bool Cancelled(const std::atomic<bool>* cancel) { return cancel != nullptr && cancel->load(); }
+
+}  // namespace
+
+Result<IngestResult> Ingestor::IngestBytes(std::string_view bytes, std::string_view file_name,
+                                           std::string_view media_type, std::string_view title,
+                                           const std::atomic<bool>* cancel) {
+  const std::string sha = corpus::Sha256Hex(bytes);
+  auto existing = store_->FindDocumentBySha256(sha);
+  if (!existing.ok()) return existing.status();
+  if (existing->has_value()) {
+    const corpus::DocumentInfo& d = **existing;
+    return IngestResult{d.id, false, d.title, d.media_type, d.chunk_count, 0, d.byte_size};
+  }
+
+  auto doc = corpus::Extract(bytes, file_name, media_type, options_.extract);
+  if (!doc.ok()) return doc.status();
+  if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
+  auto counter = [this](std::string_view text) { return static_cast<int>(embedder_->CountTokens(text)); };
+  auto chunks = corpus::ChunkText(doc->text, counter, options_.chunking);
+  if (!chunks.ok()) return chunks.status();
+  if (chunks->empty()) return Status::InvalidArgument("the document has no text to index");
+  if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
+
+  std::vector<std::string> inputs;
+  inputs.reserve(chunks->size());
+  for (const auto& c : *chunks) {
+    if (options_.embed_heading_context && !c.heading_context.empty()) {
+      inputs.push_back(c.heading_context + "\n\n" + c.text);
+    } else {
+      inputs.push_back(c.text);
+    }
+  }
+  auto vectors = embedder_->Embed(inputs);
+  if (!vectors.ok()) return vectors.status();
+  if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
+
+  corpus::NewDocument nd;
+  nd.title = title.empty() ? doc->title : std::string(title);
+  nd.source_name = std::string(file_name);
+  nd.media_type = doc->media_type;
+  nd.byte_size = static_cast<int64_t>(bytes.size());
+  nd.sha256 = sha;
+  IngestResult result;
+  result.title = nd.title;
+  result.media_type = nd.media_type;
+  result.byte_size = nd.byte_size;
+  for (size_t i = 0; i < chunks->size(); ++i) {
+    corpus::TextChunk& c = (*chunks)[i];
+    corpus::NewChunk n;
+    n.start = static_cast<int64_t>(c.start);
+    n.end = static_cast<int64_t>(c.end);
+    n.token_count = c.token_count;
+    n.heading_context = std::move(c.heading_context);
+    n.text = std::move(c.text);
+    n.embedding = std::move((*vectors)[i]);
+    result.token_count += n.token_count;
+    nd.chunks.push_back(std::move(n));
+  }
+  nd.text = std::move(doc->text);
+
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  auto added = store_->AddDocument(nd);
+  if (!added.ok()) return added.status();
+  result.document_id = added->id;
+  result.inserted = added->inserted;
+  if (!added->inserted) {  // a concurrent upload of the same bytes won
+    auto info = store_->GetDocument(added->id);
+    if (info.ok()) {
+      result.title = info->title;
+      result.chunk_count = info->chunk_count;
+    }
+    result.token_count = 0;
+    return result;
+  }
+  result.chunk_count = static_cast<int64_t>(added->chunk_ids.size());
+  std::vector<float> flat;
+  flat.reserve(nd.chunks.size() * static_cast<size_t>(embedder_->dimension()));
+  for (const auto& c : nd.chunks) flat.insert(flat.end(), c.embedding.begin(), c.embedding.end());
+  // The store has committed: an index failure here is repaired by the rebuild
+  // at the next open, so it is reported but the document stays.
+  Status st = index_->Add(added->chunk_ids, flat);
+  if (on_change_) on_change_();
+  if (!st.ok()) return Status(st.code(), "document stored but not indexed until restart: " + st.message());
+  return result;
+}
+
+Result<IngestResult> Ingestor::IngestFile(const std::string& path, const std::atomic<bool>* cancel) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return Status::NotFound("cannot read " + path + ": " + ec.message());
+  if (size > options_.extract.max_bytes) {
+    return Status::OutOfRange(path + " is larger than the limit of " +
+                              std::to_string(options_.extract.max_bytes) + " bytes");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot open " + path);
+  std::string bytes(size, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (static_cast<uint64_t>(in.gcount()) != size) return Status::IoError("short read from " + path);
+  return IngestBytes(bytes, std::filesystem::path(path).filename().string(), {}, {}, cancel);
+}
+
+Result<int64_t> Ingestor::Delete(corpus::DocumentId id) {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  auto removed = store_->DeleteDocument(id);
+  if (!removed.ok()) return removed.status();
+  Status st = index_->Remove(*removed);
+  if (on_change_) on_change_();
+  RAGD_RETURN_IF_ERROR(st);
+  return static_cast<int64_t>(removed->size());
+}
+
+}  // namespace ragd::retrieval

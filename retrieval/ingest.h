@@ -1,0 +1,83 @@
+// Ingestion pipeline: bytes of an upload -> extract -> chunk (token counts from
+// the embedding tokenizer) -> embed -> one store transaction -> vector index.
+//
+// A document becomes searchable only once its store transaction has committed:
+// a failure or crash before that leaves nothing; a crash after it (before the
+// index add or the next index save) is repaired when the Retriever reopens and
+// rebuilds the index from the stored embeddings. Re-uploading the same bytes
+// (same SHA-256) adds nothing and reports the existing document.
+//
+// Thread-safety: all methods may be called from any thread. Extraction,
+// chunking and embedding run in parallel across calls; the commit and index
+// update (and Delete) are serialised so store and index change in one order.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "corpus/chunker.h"
+#include "corpus/extract.h"
+#include "corpus/store.h"
+
+namespace ragd::retrieval {
+
+class Embedder;
+class VectorIndex;
+
+struct IngestOptions {
+  corpus::ChunkerOptions chunking;    // chunk size and overlap, in embedding tokens
+  corpus::ExtractOptions extract;     // size limit and binary/UTF-8 refusals
+  bool embed_heading_context = true;  // embed "heading\n\ntext" rather than the bare chunk text
+};
+
+struct IngestResult {
+  corpus::DocumentId document_id = 0;
+  bool inserted = false;  // false: duplicate of document_id, nothing added
+  std::string title;
+  std::string media_type;
+  int64_t chunk_count = 0;
+  int64_t token_count = 0;  // embedding tokens over all chunks
+  int64_t byte_size = 0;
+};
+
+class Ingestor {
+ public:
+  // None is owned; all must outlive the ingestor. `on_change` (may be empty)
+  // is called after every committed add or delete, under the write lock.
+  Ingestor(const Embedder* embedder, corpus::Store* store, VectorIndex* index, IngestOptions options,
+           std::function<void()> on_change = {})
+      : embedder_(embedder),
+        store_(store),
+        index_(index),
+        options_(std::move(options)),
+        on_change_(std::move(on_change)) {}
+
+  // `file_name` and `media_type` guide format detection (either may be empty);
+  // `title` non-empty replaces the extracted title. `cancel`, when set, is
+  // checked between steps (kCancelled, nothing written). Errors: the refusals
+  // of corpus::Extract (kOutOfRange, kUnsupported, kInvalidArgument) and
+  // store/index failures.
+  Result<IngestResult> IngestBytes(std::string_view bytes, std::string_view file_name,
+                                   std::string_view media_type = {}, std::string_view title = {},
+                                   const std::atomic<bool>* cancel = nullptr);
+  // Reads the file (kNotFound, kIoError, kOutOfRange above the size limit) and ingests it.
+  Result<IngestResult> IngestFile(const std::string& path, const std::atomic<bool>* cancel = nullptr);
+
+  // Removes the document from store and index; returns its chunk count. kNotFound when absent.
+  Result<int64_t> Delete(corpus::DocumentId id);
+
+ private:
+  const Embedder* embedder_;
+  corpus::Store* store_;
+  VectorIndex* index_;
+  IngestOptions options_;
+  std::function<void()> on_change_;
+  std::mutex write_mutex_;  // orders store commits with index updates
+};
+
+}  // namespace ragd::retrieval

@@ -1,0 +1,294 @@
+// Hybrid search, ingestion, deletion and index persistence over a small
+// corpus, with the real embedding model.
+#include "retrieval/retriever.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/retrieval/temp_dir.h"
+#include "tests/retrieval/test_models.h"
+
+namespace ragd::retrieval {
+namespace {
+
+std::shared_ptr<const Embedder> Model() {
+  static std::shared_ptr<const Embedder> model = [] {
+    auto m = Embedder::Load(testing::MiniLmDir());
+    if (!m.ok()) {
+      ADD_FAILURE() << "cannot load " << testing::MiniLmDir() << ": " << m.status().ToString();
+      std::abort();
+    }
+    return std::shared_ptr<const Embedder>(std::move(m.value()));
+  }();
+  return model;
+}
+
+struct Doc {
+  const char* file;
+  const char* text;
+};
+
+const Doc kDocs[] = {
+    {"volcanoes.md",
+     "# Volcanoes\n\nA volcano is a rupture in the crust of a planet where lava, ash and gases escape from a "
+     "magma "
+     "chamber below the surface. Stratovolcanoes such as Mount Fuji are built from layers of hardened "
+     "lava.\n\n"
+     "## Eruptions\n\nExplosive eruptions throw pyroclastic flows down the slopes at great speed."},
+    {"sourdough.txt",
+     "Baking sourdough bread needs a starter of wild yeast and lactobacilli. Feed the starter with flour and "
+     "water, "
+     "let the dough rise overnight, then bake it in a hot Dutch oven until the crust is dark and crisp."},
+    {"tcp.txt",
+     "TCP establishes a connection with a three-way handshake: SYN, SYN-ACK and ACK. It retransmits lost "
+     "segments, "
+     "orders bytes with sequence numbers and slows down with congestion control when packets are dropped."},
+    {"chess.md",
+     "# Chess openings\n\nThe Sicilian Defence answers 1.e4 with c5 and leads to sharp, unbalanced "
+     "positions. The "
+     "Queen's Gambit offers a pawn on c4 to gain control of the centre."},
+    {"photosynthesis.txt",
+     "Photosynthesis lets plants turn sunlight, water and carbon dioxide into glucose and oxygen. "
+     "Chlorophyll in the "
+     "chloroplasts absorbs red and blue light, which is why leaves look green."},
+    {"marathon.txt",
+     "Training for a marathon takes months of gradually longer runs. Runners taper in the last weeks, eat "
+     "carbohydrates before the race and drink water at aid stations to avoid hitting the wall."},
+    {"invoice.html",
+     "<html><head><title>Refund policy</title></head><body><h1>Refund policy</h1><p>Customers may return any "
+     "product within 30 days of purchase for a full refund. The receipt number XK-4471 must be quoted.</p>"
+     "</body></html>"},
+};
+
+RetrieverOptions Options(const std::string& dir, const std::string& kind = "flat") {
+  RetrieverOptions o;
+  o.data_dir = dir;
+  o.index.kind = kind;
+  o.synchronous_full = false;
+  o.ingest.chunking.target_tokens = 48;
+  o.ingest.chunking.overlap_tokens = 8;
+  return o;
+}
+
+std::unique_ptr<Retriever> OpenCorpus(const RetrieverOptions& o, OpenReport* report = nullptr) {
+  auto r = Retriever::Open(o, Model(), report);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? std::move(r.value()) : nullptr;
+}
+
+void IngestAll(Retriever& r) {
+  for (const Doc& d : kDocs) {
+    auto res = r.Ingest(d.text, d.file);
+    ASSERT_TRUE(res.ok()) << d.file << ": " << res.status().ToString();
+    EXPECT_TRUE(res->inserted);
+    EXPECT_GT(res->chunk_count, 0);
+  }
+}
+
+std::string TopFile(Retriever& r, const std::string& query, SearchOptions o = {}) {
+  auto hits = r.Search(query, o);
+  EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+  if (!hits.ok() || hits->empty()) return "";
+  auto doc = r.store().GetDocument((*hits)[0].document_id);
+  return doc.ok() ? doc->source_name : "";
+}
+
+SearchOptions TopK(int k) {
+  SearchOptions o;
+  o.top_k = k;
+  return o;
+}
+
+class RetrieverTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RetrieverTest, HybridSearchRanksTheRightChunkFirst) {
+  testing::TempDir dir;
+  auto r = OpenCorpus(Options(dir.path(), GetParam()));
+  ASSERT_NE(r, nullptr);
+  IngestAll(*r);
+  // Paraphrases (dense carries them) and rare keywords (lexical carries them).
+  EXPECT_EQ(TopFile(*r, "how do mountains spew molten rock?"), "volcanoes.md");
+  EXPECT_EQ(TopFile(*r, "making bread with natural leaven"), "sourdough.txt");
+  EXPECT_EQ(TopFile(*r, "how does a reliable network protocol recover lost data"), "tcp.txt");
+  EXPECT_EQ(TopFile(*r, "why are leaves green"), "photosynthesis.txt");
+  EXPECT_EQ(TopFile(*r, "XK-4471"), "invoice.html");
+  EXPECT_EQ(TopFile(*r, "Sicilian"), "chess.md");
+
+  auto hits = r->Search("preparing for a long distance running race", TopK(3));
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 3u);
+  const SearchHit& top = (*hits)[0];
+  EXPECT_EQ(top.title, "marathon");
+  EXPECT_EQ(top.dense_rank, 1);
+  EXPECT_GT(top.dense_score, 0.3f);
+  EXPECT_GT(top.fused_score, (*hits)[1].fused_score);
+  auto text = r->store().GetDocumentText(top.document_id);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->substr(static_cast<size_t>(top.start), static_cast<size_t>(top.end - top.start)), top.text);
+}
+
+TEST_P(RetrieverTest, FilterByDocument) {
+  testing::TempDir dir;
+  auto r = OpenCorpus(Options(dir.path(), GetParam()));
+  ASSERT_NE(r, nullptr);
+  IngestAll(*r);
+  auto docs = r->store().ListDocuments();
+  ASSERT_TRUE(docs.ok());
+  corpus::DocumentId chess = 0;
+  for (const auto& d : *docs) {
+    if (d.source_name == "chess.md") chess = d.id;
+  }
+  SearchOptions o;
+  o.only_documents = {chess};
+  auto hits = r->Search("volcano lava eruption", o);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_FALSE(hits->empty());
+  for (const auto& h : *hits) EXPECT_EQ(h.document_id, chess);
+}
+
+TEST_P(RetrieverTest, DuplicatesAreReportedNotAdded) {
+  testing::TempDir dir;
+  auto r = OpenCorpus(Options(dir.path(), GetParam()));
+  ASSERT_NE(r, nullptr);
+  auto first = r->Ingest(kDocs[1].text, "a.txt");
+  auto again = r->Ingest(kDocs[1].text, "b.txt");
+  ASSERT_TRUE(first.ok() && again.ok());
+  EXPECT_TRUE(first->inserted);
+  EXPECT_FALSE(again->inserted);
+  EXPECT_EQ(again->document_id, first->document_id);
+  EXPECT_EQ(*r->store().CountDocuments(), 1);
+  EXPECT_EQ(r->index().size(), *r->store().CountChunks());
+}
+
+TEST_P(RetrieverTest, RefusalsWriteNothing) {
+  testing::TempDir dir;
+  auto r = OpenCorpus(Options(dir.path(), GetParam()));
+  ASSERT_NE(r, nullptr);
+  EXPECT_FALSE(r->Ingest(std::string("\x00\x01\x02\x03 binary", 11), "x.bin").ok());
+  EXPECT_FALSE(r->Ingest("   \n  ", "blank.txt").ok());
+  std::atomic<bool> cancel{true};
+  EXPECT_EQ(r->Ingest(kDocs[0].text, "v.md", {}, {}, &cancel).status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(*r->store().CountDocuments(), 0);
+  EXPECT_EQ(r->index().size(), 0);
+}
+
+TEST_P(RetrieverTest, DeleteRemovesFromStoreAndIndex) {
+  testing::TempDir dir;
+  auto r = OpenCorpus(Options(dir.path(), GetParam()));
+  ASSERT_NE(r, nullptr);
+  IngestAll(*r);
+  auto hits = r->Search("wild yeast starter dough");
+  ASSERT_TRUE(hits.ok() && !hits->empty());
+  const corpus::DocumentId bread = (*hits)[0].document_id;
+  const int64_t before = r->index().size();
+  auto removed = r->DeleteDocument(bread);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_GT(*removed, 0);
+  EXPECT_EQ(r->index().size(), before - *removed);
+  EXPECT_EQ(r->index().size(), *r->store().CountChunks());
+  auto after = r->Search("wild yeast starter dough", TopK(20));
+  ASSERT_TRUE(after.ok());
+  for (const auto& h : *after) EXPECT_NE(h.document_id, bread);
+  EXPECT_EQ(r->DeleteDocument(bread).status().code(), StatusCode::kNotFound);
+}
+
+std::vector<int64_t> ChunkIds(Retriever& r, const std::string& q) {
+  auto hits = r.Search(q, TopK(8));
+  EXPECT_TRUE(hits.ok());
+  std::vector<int64_t> ids;
+  for (const auto& h : *hits) ids.push_back(h.chunk_id);
+  return ids;
+}
+
+TEST_P(RetrieverTest, IndexPersistsAndRebuildsFromTheStore) {
+  testing::TempDir dir;
+  const auto o = Options(dir.path(), GetParam());
+  const std::vector<std::string> queries = {"lava", "network congestion", "green leaves", "return a product"};
+  std::vector<std::vector<int64_t>> original;
+  {
+    auto r = OpenCorpus(o);
+    ASSERT_NE(r, nullptr);
+    IngestAll(*r);
+    for (const auto& q : queries) original.push_back(ChunkIds(*r, q));
+  }  // saves the index
+  const std::string index_path = dir.path() + "/vectors.faiss";
+  ASSERT_TRUE(std::filesystem::exists(index_path));
+
+  OpenReport report;
+  {
+    auto r = OpenCorpus(o, &report);
+    ASSERT_NE(r, nullptr);
+    EXPECT_FALSE(report.rebuilt) << report.reason;
+    for (size_t i = 0; i < queries.size(); ++i) EXPECT_EQ(ChunkIds(*r, queries[i]), original[i]);
+  }
+  // Missing file: rebuilt from the stored embeddings, same answers.
+  std::filesystem::remove(index_path);
+  {
+    auto r = OpenCorpus(o, &report);
+    ASSERT_NE(r, nullptr);
+    EXPECT_TRUE(report.rebuilt);
+    EXPECT_EQ(report.vectors, *r->store().CountChunks());
+    for (size_t i = 0; i < queries.size(); ++i) EXPECT_EQ(ChunkIds(*r, queries[i]), original[i]);
+  }
+  EXPECT_TRUE(std::filesystem::exists(index_path));  // the rebuild was saved
+  // Corrupt file: rebuilt.
+  std::ofstream(index_path, std::ios::trunc) << "garbage";
+  {
+    auto r = OpenCorpus(o, &report);
+    ASSERT_NE(r, nullptr);
+    EXPECT_TRUE(report.rebuilt);
+    for (size_t i = 0; i < queries.size(); ++i) EXPECT_EQ(ChunkIds(*r, queries[i]), original[i]);
+  }
+  // Stale file (saved before a later document and a delete): rebuilt.
+  const std::string stale = dir.path() + "/stale.faiss";
+  std::filesystem::copy_file(index_path, stale);
+  {
+    auto r = OpenCorpus(o);
+    ASSERT_NE(r, nullptr);
+    ASSERT_TRUE(r->Ingest("Quantum computers use qubits in superposition.", "quantum.txt").ok());
+    ASSERT_TRUE(r->DeleteDocument(1).ok());
+  }
+  std::filesystem::copy_file(stale, index_path, std::filesystem::copy_options::overwrite_existing);
+  {
+    auto r = OpenCorpus(o, &report);
+    ASSERT_NE(r, nullptr);
+    EXPECT_FALSE(report.rebuilt);
+    EXPECT_TRUE(report.repaired);
+    EXPECT_GT(report.added, 0);    // the quantum document
+    EXPECT_GT(report.removed, 0);  // document 1
+    EXPECT_EQ(r->index().size(), *r->store().CountChunks());
+    EXPECT_EQ(TopFile(*r, "qubits superposition"), "quantum.txt");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, RetrieverTest, ::testing::Values("flat", "hnsw"));
+
+TEST(FusionTest, ReciprocalRankFusion) {
+  auto fused = FuseReciprocalRank({{1, 2, 3}, {3, 4, 1}}, 60);
+  ASSERT_EQ(fused.size(), 4u);
+  // 1: 1/61 + 1/63; 3: 1/63 + 1/61 -> tie broken by the dense rank; 2: 1/62; 4: 1/62.
+  EXPECT_EQ(fused[0].id, 1);
+  EXPECT_EQ(fused[1].id, 3);
+  EXPECT_NEAR(fused[0].score, 1.0 / 61 + 1.0 / 63, 1e-12);
+  EXPECT_EQ(fused[0].ranks, (std::vector<int>{1, 3}));
+  EXPECT_EQ(fused[2].id, 2);
+  EXPECT_EQ(fused[3].id, 4);
+  EXPECT_EQ(fused[3].ranks, (std::vector<int>{0, 2}));
+  EXPECT_TRUE(FuseReciprocalRank({{}, {}}, 60).empty());
+}
+
+TEST(SearchErrorsTest, BadQueries) {
+  testing::TempDir dir;
+  auto r = OpenCorpus(Options(dir.path()));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->Search("   ").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r->Search("x", TopK(0)).status().code(), StatusCode::kInvalidArgument);
+  auto empty = r->Search("anything at all");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+}
+
+}  // namespace
+}  // namespace ragd::retrieval
