@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "app/commands.h"
+#include "app/module_options.h"
 #include "app/config_flags.h"
 #include "retrieval/retriever.h"
 
@@ -20,14 +21,12 @@ std::atomic<bool> g_interrupted{false};
 
 void OnInterrupt(int) { g_interrupted = true; }
 
-retrieval::RetrieverOptions RetrieverOptionsFor(const Config& config) {
-  retrieval::RetrieverOptions o;
-  o.data_dir = config.data_dir;
-  o.index.kind = config.retrieval.index;
-  o.ingest.chunking.target_tokens = static_cast<int>(config.retrieval.chunk_tokens);
-  o.ingest.chunking.overlap_tokens = static_cast<int>(config.retrieval.chunk_overlap);
-  o.ingest.extract.max_bytes = static_cast<size_t>(config.retrieval.max_document_bytes);
-  o.synchronous_full = false;  // a crash loses at most the last documents; rerunning adds them
+
+// Bulk ingestion commits without fsync per document: a crash loses at most the
+// last documents, and running the command again adds them.
+retrieval::RetrieverOptions IngestOptionsFor(const Config& config) {
+  retrieval::RetrieverOptions o = RetrieverOptionsFor(config);
+  o.synchronous_full = false;
   return o;
 }
 
@@ -100,7 +99,7 @@ int RunIngest(const std::vector<std::string>& args) {
   }
   retrieval::OpenReport report;
   auto retriever =
-      retrieval::Retriever::Open(RetrieverOptionsFor(*config),
+      retrieval::Retriever::Open(IngestOptionsFor(*config),
                                  std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)), &report);
   if (!retriever.ok()) {
     std::fprintf(stderr, "ragd ingest: %s\n", retriever.status().ToString().c_str());

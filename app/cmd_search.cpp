@@ -3,6 +3,7 @@
 #include <string>
 
 #include "app/commands.h"
+#include "app/module_options.h"
 #include "app/config_flags.h"
 #include "retrieval/retriever.h"
 
@@ -65,11 +66,8 @@ int RunSearch(const std::vector<std::string>& args) {
     std::fprintf(stderr, "ragd search: embedding model: %s\n", embedder.status().ToString().c_str());
     return 1;
   }
-  retrieval::RetrieverOptions ro;
-  ro.data_dir = config->data_dir;
-  ro.index.kind = config->retrieval.index;
-  auto retriever =
-      retrieval::Retriever::Open(ro, std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)));
+  auto retriever = retrieval::Retriever::Open(RetrieverOptionsFor(*config),
+                                              std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)));
   if (!retriever.ok()) {
     std::fprintf(stderr, "ragd search: %s\n", retriever.status().ToString().c_str());
     return 1;

@@ -175,9 +175,20 @@ HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts:
     return ErrorResponse(Status::InvalidArgument("field 'input' must be a string or an array of 1 to 256 strings"));
   }
   int64_t tokens = 0;
+  const int64_t n_ctx = static_cast<int64_t>(ctx.embedder->max_tokens());
   for (const std::string& s : inputs) {
     if (s.empty()) return ErrorResponse(Status::InvalidArgument("field 'input' must not contain empty strings"));
-    tokens += static_cast<int64_t>(ctx.embedder->CountTokens(s));
+    const int64_t n = static_cast<int64_t>(ctx.embedder->CountTokens(s));
+    // Never truncate silently: the model sees at most n_ctx tokens with [CLS] and [SEP].
+    if (n + 2 > n_ctx) {
+      ctx.metrics.CountContextLengthError();
+      Json err = {{"code", 400}, {"type", "exceed_context_size_error"},
+                  {"message", "an input has " + std::to_string(n + 2) + " tokens; the embedding model reads at most " +
+                                  std::to_string(n_ctx)},
+                  {"n_prompt_tokens", n + 2}, {"n_ctx", n_ctx}};
+      return JsonResponse(400, {{"error", err}});
+    }
+    tokens += n;
   }
   accounts::Refusal refusal;
   if (Status st = ctx.accounts->rate_limiter().Admit(user.id, tokens, &refusal); !st.ok()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "app/module_options.h"
 #include "app/routes.h"
 
 #ifndef RAGD_DEFAULT_WEB_DIR
@@ -96,6 +97,7 @@ void RagServer::Stop() {
   if (loader_.joinable()) loader_.join();
   ctx_.inference.reset();     // cancels running generations
   ctx_.ingest_queue.reset();  // finishes the upload in progress
+  if (ctx_.retriever) ctx_.retriever->SaveIndex();
 }
 
 void RagServer::LoadModels() {
@@ -110,11 +112,7 @@ void RagServer::LoadModels() {
 Status RagServer::LoadModelsOrFail() {
   const Config& c = ctx_.config;
   const auto t0 = std::chrono::steady_clock::now();
-  inference::EngineOptions eopts;
-  eopts.model_path = c.LlmPath();
-  eopts.threads = static_cast<int>(c.inference.threads);
-  eopts.context_length = static_cast<int>(c.inference.context_length);
-  auto engine = inference::Engine::Load(eopts);
+  auto engine = inference::Engine::Load(EngineOptionsFor(c));
   if (!engine.ok()) return Status(engine.status().code(), "cannot load the language model: " + engine.status().message());
   ctx_.engine = std::move(engine).value();
   ctx_.llm_id = FileStem(c.LlmPath());
@@ -125,14 +123,8 @@ Status RagServer::LoadModelsOrFail() {
   ctx_.embedder = std::move(embedder).value();
   ctx_.embedding_id = std::filesystem::path(c.EmbeddingPath()).filename().string();
 
-  retrieval::RetrieverOptions ropts;
-  ropts.data_dir = c.data_dir;
-  ropts.index.kind = c.retrieval.index;
-  ropts.ingest.chunking.target_tokens = static_cast<int>(c.retrieval.chunk_tokens);
-  ropts.ingest.chunking.overlap_tokens = static_cast<int>(c.retrieval.chunk_overlap);
-  ropts.ingest.extract.max_bytes = static_cast<size_t>(c.retrieval.max_document_bytes);
   retrieval::OpenReport report;
-  auto retriever = retrieval::Retriever::Open(ropts, ctx_.embedder, &report);
+  auto retriever = retrieval::Retriever::Open(RetrieverOptionsFor(c), ctx_.embedder, &report);
   if (!retriever.ok()) return Status(retriever.status().code(), "cannot open the corpus: " + retriever.status().message());
   ctx_.retriever = std::move(retriever).value();
   if (report.rebuilt) std::printf("ragd: vector index rebuilt from the database (%s)\n", report.reason.c_str());

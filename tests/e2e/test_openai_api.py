@@ -87,6 +87,14 @@ def test_embeddings(client):
     assert r.usage.prompt_tokens == r.usage.total_tokens == 7
 
 
+def test_embedding_input_past_the_model_limit_is_refused(server):
+    r = requests.post(server.url + "/v1/embeddings", headers=server.headers(),
+                      json={"model": "all-MiniLM-L6-v2", "input": "lorem " * 400})
+    assert r.status_code == 400
+    err = r.json()["error"]
+    assert err["type"] == "exceed_context_size_error" and err["n_ctx"] == 256 and err["n_prompt_tokens"] > 256
+
+
 def test_rag_model_returns_citations(client):
     r = client.chat.completions.create(model="ragd-rag", max_tokens=24, temperature=0,
                                        messages=[{"role": "user", "content": "Which environment variable sets the port?"}])
