@@ -1,0 +1,126 @@
+// bench_engine: Gemma forward-pass speed on the default model.
+//
+//   bench_engine [--model PATH] [--threads 1,2] [--prompt 512] [--decode 128]
+//
+// For each thread count: prefill tok/s of one prompt of --prompt tokens (one
+// batched step), decode tok/s over --decode single-token steps (greedy), and
+// the process's peak RSS. Prints the core count and the kernel set.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "inference/gguf.h"
+#include "inference/kernels/kernels.h"
+#include "inference/models/model.h"
+#include "inference/tokenizer/tokenizer.h"
+
+using namespace ragd::inference;
+
+namespace {
+
+double PeakRssMiB() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  }
+  return 0;
+}
+
+double Seconds(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<int> ParseList(const char* s) {
+  std::vector<int> v;
+  for (const char* p = s; *p;) {
+    v.push_back(std::atoi(p));
+    p = std::strchr(p, ',');
+    if (!p) break;
+    ++p;
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* home = std::getenv("HOME");
+  const char* models = std::getenv("RAGD_MODELS");
+  std::string path =
+      std::string(models && *models ? models : std::string(home ? home : "") + "/.cache/ragd/models") +
+      "/gemma-3-270m-q4_k_m.gguf";
+  std::vector<int> threads = {1, 2};
+  int n_prompt = 512, n_decode = 128;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--model")
+      path = argv[i + 1];
+    else if (a == "--threads")
+      threads = ParseList(argv[i + 1]);
+    else if (a == "--prompt")
+      n_prompt = std::atoi(argv[i + 1]);
+    else if (a == "--decode")
+      n_decode = std::atoi(argv[i + 1]);
+  }
+  auto file = GgufFile::Open(path);
+  if (!file.ok()) {
+    std::fprintf(stderr, "bench_engine: %s\n", file.status().ToString().c_str());
+    return 1;
+  }
+  auto model = LoadModel(*file);
+  if (!model.ok()) {
+    std::fprintf(stderr, "bench_engine: %s\n", model.status().ToString().c_str());
+    return 1;
+  }
+  auto tok = Tokenizer::FromGguf(*file);
+  if (!tok.ok()) return 1;
+  // A natural-text prompt of exactly n_prompt tokens.
+  std::vector<int32_t> prompt = {(*tok)->bos_id()};
+  const auto words = (*tok)->Encode(
+      "The history of the city begins with a small settlement on the river bank, where traders met to "
+      "exchange "
+      "grain, salt and cloth. Over the centuries it grew into a market town, then a port, and finally the "
+      "capital "
+      "of a province whose roads and canals connected it to the rest of the country. ");
+  while (static_cast<int>(prompt.size()) < n_prompt) {
+    for (int32_t t : *words) {
+      if (static_cast<int>(prompt.size()) < n_prompt) prompt.push_back(t);
+    }
+  }
+  Model& m = **model;
+  const int64_t vocab = m.config().n_vocab;
+  std::printf("model %s (%.1f MiB), %u cores, kernels %s, prompt %d tokens, decode %d tokens\n", path.c_str(),
+              file->file_size() / 1048576.0, std::thread::hardware_concurrency(), KernelIsaName().c_str(),
+              n_prompt, n_decode);
+  for (int nt : threads) {
+    ThreadPool pool(nt);
+    auto cache = m.NewCache(n_prompt + n_decode);
+    std::vector<float> logits;
+    SequenceStep step{cache.get(), prompt, false, &logits};
+    auto t0 = std::chrono::steady_clock::now();
+    if (!m.Forward(std::span<SequenceStep>(&step, 1), &pool).ok()) return 1;
+    const double prefill_s = Seconds(t0);
+    int32_t next = 0;
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n_decode; ++i) {
+      next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      step.tokens = std::span<const int32_t>(&next, 1);
+      if (!m.Forward(std::span<SequenceStep>(&step, 1), &pool).ok()) return 1;
+    }
+    const double decode_s = Seconds(t0);
+    std::printf(
+        "threads %d: prefill %.1f tok/s (%.0f ms), decode %.1f tok/s (%.1f ms/token), KV cache %.1f MiB, "
+        "peak RSS %.1f MiB\n",
+        nt, n_prompt / prefill_s, prefill_s * 1e3, n_decode / decode_s, decode_s * 1e3 / n_decode,
+        cache->bytes() / 1048576.0, PeakRssMiB());
+    (void)vocab;
+  }
+  return 0;
+}

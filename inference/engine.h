@@ -1,0 +1,147 @@
+// The language-model engine: loads a GGUF model (weights stay memory-mapped),
+// owns its tokenizer, KV caches and compute threads, and runs generations.
+//
+//   auto engine = Engine::Load({.model_path = path});
+//   auto prompt = FormatGemmaChat(engine->tokenizer(), messages);
+//   auto gen = engine->Start({.prompt = *prompt, .max_tokens = 128});
+//   while (auto chunk = gen->Next(); chunk.ok() && *chunk) emit((*chunk)->text);
+//   gen->finish_reason(), gen->stats()
+//
+// Thread-safety: Engine's const methods may be called from any thread. A
+// Generation is used from one thread at a time (its CancelHandle from any);
+// several Generations may run on different threads: their forward passes are
+// serialized inside the engine (one at a time; batching several sequences into
+// one step is the scheduler's job). The Engine must outlive its Generations.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "inference/tokenizer/sampler.h"
+#include "inference/tokenizer/tokenizer.h"
+
+namespace ragd::inference {
+
+class Model;
+class ThreadPool;
+class GgufFile;
+class KvCache;
+
+struct EngineOptions {
+  std::string model_path;  // GGUF model file
+  int threads = 0;         // compute threads; 0 = one per core
+  int context_length = 0;  // most positions (prompt + completion) per sequence; 0 = the model's
+};
+
+enum class FinishReason { kNone, kStop, kLength, kCancelled };
+// "stop", "length", "cancelled" ("" for kNone), as the OpenAI API spells them.
+std::string_view FinishReasonName(FinishReason reason);
+
+struct GenerationRequest {
+  std::vector<TokenId> prompt;    // token ids, BOS included (see chat_format.h)
+  SamplingOptions sampling;       // temperature 0 = greedy
+  int max_tokens = 256;           // completion tokens at most (>= 1); the context may end it sooner
+  std::vector<std::string> stop;  // output is cut before the first of these strings
+};
+
+struct GenerationStats {
+  int prompt_tokens = 0;
+  int completion_tokens = 0;  // sampled tokens, an end-of-generation token included
+  double prompt_ms = 0;       // prefill of the prompt and the first sample
+  double decode_ms = 0;       // every later token
+};
+
+// One sampled token and the text it completes (may be empty: a control token,
+// part of a UTF-8 character, or text held back as a possible stop string).
+// The chunk that finishes a generation also carries the held-back tail.
+struct GenerationChunk {
+  TokenId id = -1;
+  std::string text;
+};
+
+// Cancels one generation. Copyable; Cancel() is safe from any thread.
+class CancelHandle {
+ public:
+  CancelHandle() : flag_(std::make_shared<std::atomic<bool>>(false)) {}
+  void Cancel() const { flag_->store(true, std::memory_order_relaxed); }
+  bool cancelled() const { return flag_->load(std::memory_order_relaxed); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> flag_;
+};
+
+class Engine;
+
+class Generation {
+ public:
+  ~Generation();
+  Generation(const Generation&) = delete;
+  Generation& operator=(const Generation&) = delete;
+
+  // Runs the model for the next token. nullopt once finished (see
+  // finish_reason()); the first call prefills the prompt. After an error the
+  // generation is finished.
+  Result<std::optional<GenerationChunk>> Next();
+
+  bool done() const { return reason_ != FinishReason::kNone; }
+  FinishReason finish_reason() const { return reason_; }
+  const GenerationStats& stats() const { return stats_; }
+  CancelHandle cancel_handle() const { return cancel_; }
+  // All completion token ids so far.
+  const std::vector<TokenId>& completion() const { return completion_; }
+
+ private:
+  friend class Engine;
+  struct State;
+  Generation(Engine& engine, std::unique_ptr<State> state);
+  void Finish(FinishReason reason, GenerationChunk* last);
+
+  Engine& engine_;
+  std::unique_ptr<State> state_;
+  CancelHandle cancel_;
+  FinishReason reason_ = FinishReason::kNone;
+  GenerationStats stats_;
+  std::vector<TokenId> completion_;
+};
+
+class Engine {
+ public:
+  // Opens and validates the model file, builds the tokenizer, starts threads.
+  static Result<std::unique_ptr<Engine>> Load(const EngineOptions& options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  int context_length() const { return context_length_; }
+  int threads() const;
+  const std::string& architecture() const;
+  size_t model_file_bytes() const;
+
+  // Checks the request and prepares a generation (no model work yet).
+  // kInvalidArgument: empty prompt, max_tokens < 1, bad sampling options or an
+  // empty stop string. kOutOfRange: a token id outside the vocabulary, or a
+  // prompt longer than the context (the message gives both counts; nothing is
+  // ever truncated silently).
+  Result<std::unique_ptr<Generation>> Start(const GenerationRequest& request);
+
+ private:
+  friend class Generation;
+  Engine() = default;
+
+  std::unique_ptr<GgufFile> file_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<ThreadPool> pool_;
+  int context_length_ = 0;
+  struct Lock;
+  std::unique_ptr<Lock> forward_lock_;  // serializes Model::Forward
+};
+
+}  // namespace ragd::inference

@@ -1,0 +1,37 @@
+#include "inference/models/model.h"
+
+#include <algorithm>
+
+#include "inference/models/architectures.h"
+
+namespace ragd::inference {
+
+KvCache::KvCache(const ModelConfig& config, int64_t capacity)
+    : capacity_(capacity), row_width_(config.n_head_kv * config.head_dim) {
+  layers_.resize(config.n_layer);
+  for (int64_t l = 0; l < config.n_layer; ++l) {
+    Layer& layer = layers_[l];
+    layer.slots = capacity;
+    if (config.layer_sliding[l] && config.sliding_window > 0) {
+      layer.slots = std::min(capacity, config.sliding_window);
+    }
+    layer.slots = std::max<int64_t>(layer.slots, 1);
+    layer.k.assign(layer.slots * row_width_, 0.f);
+    layer.v.assign(layer.slots * row_width_, 0.f);
+  }
+}
+
+size_t KvCache::bytes() const {
+  size_t total = 0;
+  for (const Layer& l : layers_) total += (l.k.size() + l.v.size()) * sizeof(float);
+  return total;
+}
+
+Result<std::unique_ptr<Model>> LoadModel(const GgufFile& file, const ModelOptions& options) {
+  const std::string arch = file.architecture();
+  if (arch == "gemma3") return LoadGemma3(file, options);
+  if (arch.empty()) return Status::Corrupt("model file has no general.architecture");
+  return Status::Unsupported("model architecture '" + arch + "' is not supported (supported: gemma3)");
+}
+
+}  // namespace ragd::inference

@@ -1,0 +1,122 @@
+// The architecture-neutral interface of a decoder-only transformer and its
+// per-sequence KV cache. Internal to inference/: the engine and (later) the
+// batching scheduler call it; app/ never sees it.
+//
+// A forward step takes any number of sequences, each with its own KV cache and
+// a run of new tokens, and computes all of them in one pass: the weight matrix
+// products run once over the concatenated tokens (m = total new tokens), the
+// attention runs per sequence against its own cache. One prompt prefill is a
+// step with one sequence and many tokens; one decode step of several
+// concurrent requests is a step with many sequences of one token each.
+//
+// Thread-safety: a Model is immutable after loading except for its scratch
+// buffers, so Forward() must not run concurrently on the same Model (the
+// engine serializes it). A KvCache belongs to one sequence and is touched only
+// by the Forward() call that it is passed to.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "inference/gguf.h"
+#include "inference/kernels/kernels.h"
+
+namespace ragd::inference {
+
+// Hyper-parameters read from the GGUF metadata.
+struct ModelConfig {
+  std::string architecture;           // "gemma3"
+  int64_t n_vocab = 0;                // rows of the token embedding
+  int64_t n_embd = 0;                 // residual stream width
+  int64_t n_layer = 0;                // transformer blocks
+  int64_t n_ff = 0;                   // feed-forward hidden width
+  int64_t n_head = 0;                 // query heads
+  int64_t n_head_kv = 0;              // key/value heads (GQA: n_head % n_head_kv == 0)
+  int64_t head_dim = 0;               // per-head width of q, k and v
+  float rms_eps = 1e-6f;              // RMSNorm epsilon
+  int64_t context_length = 0;         // training context
+  int64_t sliding_window = 0;         // keys a sliding layer sees (0: none slide)
+  float rope_base_global = 10000.f;   // RoPE base of full-attention layers
+  float rope_base_sliding = 10000.f;  // RoPE base of sliding-window layers
+  float attention_scale = 1.f;        // multiplies q before q.k
+  std::vector<bool> layer_sliding;    // per layer: uses the sliding window
+  bool f16_attention = false;         // see ModelOptions
+};
+
+// Choices of how to compute, independent of the file.
+struct ModelOptions {
+  // Round keys, values, queries and attention weights to IEEE half precision,
+  // as llama.cpp does with its default F16 KV cache (float storage either
+  // way). Measured against llama.cpp it changes nothing systematic: this model
+  // is so sensitive that llama.cpp itself moves its logits by ~0.3 between its
+  // F16 and F32 KV caches, the same as ragd's distance to it.
+  bool f16_attention = false;
+};
+
+// Keys and values of one sequence, per layer. A full-attention layer keeps
+// `capacity` positions; a sliding layer keeps only its window as a ring
+// (position p lives in slot p % window). Memory is allocated up front.
+class KvCache {
+ public:
+  KvCache(const ModelConfig& config, int64_t capacity);
+
+  int64_t n_past() const { return n_past_; }      // positions already stored
+  int64_t capacity() const { return capacity_; }  // most positions it can hold
+  size_t bytes() const;                           // memory held
+
+  // Slots of one layer: K or V rows of n_head_kv * head_dim floats.
+  int64_t slots(int layer) const { return layers_[layer].slots; }
+  float* k(int layer, int64_t pos) { return Row(layers_[layer].k, layer, pos); }
+  float* v(int layer, int64_t pos) { return Row(layers_[layer].v, layer, pos); }
+  const float* k(int layer, int64_t pos) const { return const_cast<KvCache*>(this)->k(layer, pos); }
+  const float* v(int layer, int64_t pos) const { return const_cast<KvCache*>(this)->v(layer, pos); }
+
+  void Advance(int64_t n) { n_past_ += n; }
+  void Clear() { n_past_ = 0; }
+
+ private:
+  struct Layer {
+    int64_t slots = 0;
+    std::vector<float> k, v;
+  };
+  float* Row(std::vector<float>& buf, int layer, int64_t pos) {
+    return buf.data() + (pos % layers_[layer].slots) * row_width_;
+  }
+  int64_t capacity_ = 0;
+  int64_t row_width_ = 0;
+  int64_t n_past_ = 0;
+  std::vector<Layer> layers_;
+};
+
+// One sequence's part of a forward step.
+struct SequenceStep {
+  KvCache* cache = nullptr;              // its keys/values; advanced by tokens.size()
+  std::span<const int32_t> tokens;       // new tokens, at positions cache->n_past() ...
+  bool all_logits = false;               // logits for every new token, not only the last
+  std::vector<float>* logits = nullptr;  // out: n_vocab floats per returned position
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ModelConfig& config() const = 0;
+
+  // Runs one step over all `steps`. Token ids and cache capacity are checked
+  // first (an error leaves every cache untouched).
+  virtual Status Forward(std::span<SequenceStep> steps, ThreadPool* pool) = 0;
+
+  // A cache for a sequence of at most `capacity` positions.
+  std::unique_ptr<KvCache> NewCache(int64_t capacity) const {
+    return std::make_unique<KvCache>(config(), capacity);
+  }
+};
+
+// Loads the model described by `file` (which must outlive the model: weights
+// stay in the mapped file). Dispatches on general.architecture.
+Result<std::unique_ptr<Model>> LoadModel(const GgufFile& file, const ModelOptions& options = {});
+
+}  // namespace ragd::inference

@@ -1,0 +1,35 @@
+// Small float vector helpers of the forward passes (attention dot products and
+// weighted sums, residual adds). Kept here, private to the models, because
+// the shared kernel set (inference/kernels/kernels.h) has no such entries;
+// an AVX2+FMA variant is picked once at run time when the CPU has it.
+#pragma once
+
+#include <cstdint>
+
+namespace ragd::inference {
+
+float DotF32(const float* a, const float* b, int64_t n);         // sum a[i]*b[i]
+void AxpyF32(float alpha, const float* x, float* y, int64_t n);  // y += alpha*x
+void AddF32(const float* x, float* y, int64_t n);                // y += x
+void MulF32(const float* x, float* y, int64_t n);                // y *= x
+void ScaleF32(float alpha, float* y, int64_t n);                 // y *= alpha
+// Attention building blocks over nq <= 4 query rows sharing the same keys:
+// out[g * n_rows + j] = dot(q[g], rows[j]) over n elements.
+void DotRows(const float* const* q, int nq, const float* const* rows, int64_t n_rows, int64_t n, float* out);
+// out[g][d] = sum_j w[g * n_rows + j] * rows[j][d] for d < n (out overwritten).
+void WeightedRowSum(const float* w, int nq, const float* const* rows, int64_t n_rows, int64_t n,
+                    float* const* out);
+// Rounds each value to the nearest IEEE half (ties to even), kept as float.
+void RoundToHalf(float* x, int64_t n);
+
+namespace vec_internal {
+float DotAvx2(const float* a, const float* b, int64_t n);
+void AxpyAvx2(float alpha, const float* x, float* y, int64_t n);
+void RoundToHalfF16c(float* x, int64_t n);
+void DotRowsAvx2(const float* const* q, int nq, const float* const* rows, int64_t n_rows, int64_t n,
+                 float* out);
+void WeightedRowSumAvx2(const float* w, int nq, const float* const* rows, int64_t n_rows, int64_t n,
+                        float* const* out);
+}  // namespace vec_internal
+
+}  // namespace ragd::inference
