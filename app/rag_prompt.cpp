@@ -59,7 +59,8 @@ std::string BuildRagPrompt(const std::string& question, const std::vector<Source
 }
 
 const std::vector<std::string>& RagStopStrings() {
-  static const std::vector<std::string> kStops = {"\nQuestion:", "\nSources:", "\n\n"};
+  // "\n[" starts a copied source line ("[6] Title: ..."), never an answer.
+  static const std::vector<std::string> kStops = {"\nQuestion:", "\nSources:", "\n\n", "\n["};
   return kStops;
 }
 

@@ -48,7 +48,7 @@ class Server:
             try:
                 if requests.get(self.url + path, timeout=2).status_code == 200:
                     return self
-            except requests.ConnectionError:
+            except requests.RequestException:
                 pass
             time.sleep(0.2)
         raise RuntimeError(f"ragd not ready after {timeout}s:\n{self.output()}")

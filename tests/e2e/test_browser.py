@@ -188,7 +188,7 @@ def upload(driver, path, title):
          message="upload never finished")
     status = one(item, "upload-status").text
     assert item.get_attribute("data-state") == "done", status
-    assert "passages" in status, status
+    assert "passage" in status, status
     assert driver.execute_script("return window.__progressSeen") is True, "no progress bar was shown"
     assert not item.find_elements(By.TAG_NAME, "progress"), "progress bar left behind"
     assert os.path.basename(path) in item.text

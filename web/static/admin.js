@@ -121,7 +121,7 @@
           if (body && body.duplicate) {
             finish("duplicate", "Already in the library as \u201c" + (doc.title || file.name) + "\u201d.");
           } else {
-            finish("done", "Added: " + Ragd.formatNumber(doc.chunks) + " passages.");
+            finish("done", "Added: " + Ragd.formatNumber(doc.chunks) + (doc.chunks === 1 ? " passage." : " passages."));
           }
         } else {
           if (xhr.status === 401) Ragd.goToLogin();

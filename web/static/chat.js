@@ -152,9 +152,16 @@
       list = Object.keys(this.citations).map(Number).filter(function (n) { return used[n]; })
         .map(function (n) { return self.citations[n]; });
     }
+    // Nothing cited: still show what the answer was drawn from.
+    var label = "Sources:";
+    if (!list.length) {
+      label = "Retrieved sources (none cited):";
+      list = Object.keys(this.citations).map(Number).sort(function (a, b) { return a - b; })
+        .map(function (n) { return self.citations[n]; });
+    }
     Ragd.clear(this.sources);
     if (!list.length) return;
-    this.sources.appendChild(el("span", { class: "muted", text: "Sources:" }));
+    this.sources.appendChild(el("span", { class: "muted", text: label }));
     list.forEach(function (c) {
       var full = self.citations[c.n] || c;
       var item = el("button", {
