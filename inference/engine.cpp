@@ -1,5 +1,7 @@
 #include "inference/engine.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <mutex>
@@ -58,6 +60,10 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
   auto tok = Tokenizer::FromGguf(*e->file_);
   if (!tok.ok()) return tok.status();
   e->tokenizer_ = std::move(tok).value();
+  // The tokenizer has its own copy of the vocabulary: drop the parsed arrays
+  // and hand the freed heap back to the system.
+  e->file_->ReleaseArrayValues();
+  malloc_trim(0);
   if (e->tokenizer_->vocab_size() != e->model_->config().n_vocab) {
     return Status::Corrupt("vocabulary has " + std::to_string(e->tokenizer_->vocab_size()) +
                            " tokens but token_embd.weight has " +

@@ -231,6 +231,13 @@ std::optional<std::string> GgufFile::GetString(const std::string& key) const {
   return v->str;
 }
 
+void GgufFile::ReleaseArrayValues() {
+  for (auto& [key, value] : kv_) {
+    std::vector<std::string>().swap(value.strings);
+    std::vector<double>().swap(value.numbers);
+  }
+}
+
 std::string GgufFile::architecture() const {
   return GetString(std::string(keys::kArchitecture)).value_or("");
 }

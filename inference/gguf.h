@@ -90,6 +90,11 @@ class GgufFile {
   // "general.architecture", or "" when absent.
   std::string architecture() const;
 
+  // Frees the elements of every metadata array (for a 262k-token vocabulary,
+  // tens of MiB) once their users have copied what they need; the arrays'
+  // sizes stay. Not thread-safe: call before sharing the file.
+  void ReleaseArrayValues();
+
  private:
   MappedFile file_;
   uint32_t version_ = 0;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -24,11 +25,12 @@ using namespace ragd::inference;
 
 namespace {
 
-double PeakRssMiB() {
+// A field of /proc/self/status in MiB: "VmHWM:" (peak) or "VmRSS:" (now).
+double StatusMiB(const char* field) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+    if (line.rfind(field, 0) == 0) return std::atof(line.c_str() + std::strlen(field)) / 1024.0;
   }
   return 0;
 }
@@ -81,6 +83,8 @@ int main(int argc, char** argv) {
   }
   auto tok = Tokenizer::FromGguf(*file);
   if (!tok.ok()) return 1;
+  file->ReleaseArrayValues();  // as Engine::Load does
+  malloc_trim(0);
   // A natural-text prompt of exactly n_prompt tokens.
   std::vector<int32_t> prompt = {(*tok)->bos_id()};
   const auto words = (*tok)->Encode(
@@ -117,9 +121,9 @@ int main(int argc, char** argv) {
     const double decode_s = Seconds(t0);
     std::printf(
         "threads %d: prefill %.1f tok/s (%.0f ms), decode %.1f tok/s (%.1f ms/token), KV cache %.1f MiB, "
-        "peak RSS %.1f MiB\n",
+        "RSS %.1f MiB (peak %.1f MiB)\n",
         nt, n_prompt / prefill_s, prefill_s * 1e3, n_decode / decode_s, decode_s * 1e3 / n_decode,
-        cache->bytes() / 1048576.0, PeakRssMiB());
+        cache->bytes() / 1048576.0, StatusMiB("VmRSS:"), StatusMiB("VmHWM:"));
     (void)vocab;
   }
   return 0;
