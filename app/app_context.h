@@ -11,6 +11,7 @@
 #include "app/config.h"
 #include "app/inference_service.h"
 #include "app/metrics.h"
+#include "app/request_log.h"
 #include "app/work_queue.h"
 #include "inference/engine.h"
 #include "retrieval/embedder.h"
@@ -23,6 +24,7 @@ struct AppContext {
   std::string web_dir;                                // static files (chat, login, admin pages)
   std::unique_ptr<accounts::Accounts> accounts;       // opened before the port is bound
   Metrics metrics;
+  std::unique_ptr<RequestLog> request_log;            // opened before the port is bound
 
   // Set by the model loader before `ready` becomes true; read-only afterwards.
   std::unique_ptr<inference::Engine> engine;
@@ -37,6 +39,9 @@ struct AppContext {
   std::atomic<bool> load_failed{false};
   std::string load_error;  // written before load_failed is set
 };
+
+// Counts a finished request in the metrics and writes its request-log line.
+void RecordRequest(AppContext& ctx, const RequestRecord& record);
 
 // The id of the RAG pseudo-model on the OpenAI-compatible routes.
 inline constexpr const char* kRagModelId = "ragd-rag";

@@ -9,6 +9,7 @@ const std::vector<Command>& Commands() {
       {"generate", "generate text with the language model", RunGenerate},
       {"ingest", "add documents (files or folders) to the corpus", RunIngest},
       {"search", "search the corpus and print ranked passages", RunSearch},
+      {"eval", "evaluate retrieval and answers on a labelled question set", RunEval},
   };
   return kCommands;
 }

@@ -20,5 +20,6 @@ int RunModelInfo(const std::vector<std::string>& args);
 int RunGenerate(const std::vector<std::string>& args);
 int RunIngest(const std::vector<std::string>& args);
 int RunSearch(const std::vector<std::string>& args);
+int RunEval(const std::vector<std::string>& args);
 
 }  // namespace ragd::app

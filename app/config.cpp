@@ -38,6 +38,9 @@ Status SetFromJson(Config& config, const ConfigField& field, const json& v) {
   if (auto* s = std::get_if<std::string*>(&t)) {
     if (!v.is_string()) return Status::InvalidArgument("config key '" + field.key + "' must be a string");
     **s = v.get<std::string>();
+  } else if (auto* b = std::get_if<bool*>(&t)) {
+    if (!v.is_boolean()) return Status::InvalidArgument("config key '" + field.key + "' must be true or false");
+    **b = v.get<bool>();
   } else {
     if (!v.is_number_integer()) return Status::InvalidArgument("config key '" + field.key + "' must be an integer");
     *std::get<int64_t*>(t) = v.get<int64_t>();
@@ -89,6 +92,12 @@ Status Validate(const Config& c) {
   if (c.quota.period != "day" && c.quota.period != "month")
     return Status::InvalidArgument("config key 'quota.period' must be \"day\" or \"month\"");
   if (c.data_dir.empty()) return Status::InvalidArgument("config key 'data_dir' must not be empty");
+  RAGD_RETURN_IF_ERROR(range("log.retention_days", c.log.retention_days, 1, 36500));
+  if (!c.log.content_key.empty() &&
+      (c.log.content_key.size() != 64 || c.log.content_key.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
+    return Status::InvalidArgument("config key 'log.content_key' must be 64 hexadecimal characters");
+  if (c.log.content && c.log.content_key.empty())
+    return Status::InvalidArgument("config key 'log.content' needs 'log.content_key' (set RAGD_LOG_CONTENT_KEY)");
   return Status::Ok();
 }
 
@@ -130,6 +139,10 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("quota.period", "budget period: day or month", quota.period),
       RAGD_FIELD("quota.requests_per_minute", "per-user request rate limit", quota.requests_per_minute),
       RAGD_FIELD("quota.tokens_per_minute", "per-user token rate limit", quota.tokens_per_minute),
+      RAGD_FIELD("log.file", "request log; empty = <data_dir>/requests.jsonl", log.file),
+      RAGD_FIELD("log.content", "keep prompts and answers, encrypted", log.content),
+      RAGD_FIELD("log.content_key", "64 hex chars: the secretbox key for logged content", log.content_key),
+      RAGD_FIELD("log.retention_days", "days encrypted content is kept", log.retention_days),
   };
   return kFields;
 }
@@ -140,6 +153,12 @@ Status SetConfigValue(Config& config, const std::string& key, const std::string&
   ConfigField::Target t = field->target(config);
   if (auto* s = std::get_if<std::string*>(&t)) {
     **s = value;
+    return Status::Ok();
+  }
+  if (auto* b = std::get_if<bool*>(&t)) {
+    if (value == "true" || value == "1") **b = true;
+    else if (value == "false" || value == "0") **b = false;
+    else return Status::InvalidArgument("config key '" + key + "' must be true or false (got \"" + value + "\")");
     return Status::Ok();
   }
   int64_t v = 0;

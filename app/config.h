@@ -59,6 +59,13 @@ struct QuotaConfig {
   int64_t tokens_per_minute = 50000;    // per-user token rate limit
 };
 
+struct LogConfig {
+  std::string file;                 // request log (JSON lines); "" = <data_dir>/requests.jsonl
+  bool content = false;             // also keep prompts and answers, encrypted (needs content_key)
+  std::string content_key;          // 64 hex chars (32-byte secretbox key); set it through RAGD_LOG_CONTENT_KEY
+  int64_t retention_days = 30;      // encrypted content older than this is deleted
+};
+
 struct Config {
   std::string data_dir = "data";  // everything the server writes: database, index, logs
   ServerConfig server;
@@ -66,6 +73,7 @@ struct Config {
   InferenceConfig inference;
   RetrievalConfig retrieval;
   QuotaConfig quota;
+  LogConfig log;
 
   // Resolved paths of the model files (models.dir applied).
   std::string LlmPath() const;
@@ -74,7 +82,7 @@ struct Config {
 
 // One configurable key: its dotted name, a one-line description, and where it lives.
 struct ConfigField {
-  using Target = std::variant<std::string*, int64_t*>;
+  using Target = std::variant<std::string*, int64_t*, bool*>;
   std::string key;
   std::string help;
   std::function<Target(Config&)> target;

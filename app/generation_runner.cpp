@@ -31,6 +31,7 @@ struct RunState {
   accounts::Reservation reservation;
   int64_t user_id = 0;
   int64_t budget = 0;  // tokens reserved and admitted by the rate limiter
+  std::string request_id;
   std::string id;
   int64_t created = 0;
   std::string text;
@@ -154,6 +155,31 @@ struct RunState {
     if (unused > 0) ctx->accounts->rate_limiter().Refund(user_id, unused);
   }
 
+  // The request-log line and metrics of the finished request.
+  void Record(int status, const std::string& finish, const inference::GenerationStats& stats,
+              Clock::time_point now) {
+    RequestRecord r;
+    r.time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    r.request_id = request_id;
+    r.user_id = user_id;
+    r.route = plan.route;
+    r.status = status;
+    r.prompt_tokens = stats.prompt_tokens;
+    r.completion_tokens = stats.completion_tokens;
+    r.ttft_ms = got_first ? Seconds(start, first_token) * 1000 : -1;
+    r.duration_ms = Seconds(start, now) * 1000;
+    r.finish_reason = finish;
+    if (plan.rag)
+      for (int n : CitedNumbers(text, static_cast<int>(plan.sources.size())))
+        r.documents_cited.push_back(plan.sources[n - 1].hit.document_id);
+    if (ctx->config.log.content) {  // sealed by the log, never written in plain text
+      auto prompt = ctx->engine->tokenizer().Decode(plan.request.prompt);
+      r.prompt = prompt.ok() ? *prompt : "";
+      r.answer = text;
+    }
+    RecordRequest(*ctx, r);
+  }
+
   // Called on the inference thread; false cancels the generation.
   bool OnEvent(const InferenceEvent& ev) {
     std::lock_guard<std::mutex> lock(mu);
@@ -182,7 +208,7 @@ struct RunState {
         ctx->metrics.CountGeneration(finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
                                      got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
                                      ev.queue_ms / 1000.0);
-        ctx->metrics.CountRequest(plan.route, cancelled ? 499 : 200, Seconds(start, now));
+        Record(cancelled ? 499 : 200, finish, ev.stats, now);
         if (cancelled) {
           response->End();
         } else if (plan.stream) {
@@ -196,7 +222,7 @@ struct RunState {
         Settle(ev.stats);
         ctx->metrics.CountGeneration("error", ev.stats.prompt_tokens, ev.stats.completion_tokens, -1,
                                      Seconds(start, now), 0);
-        ctx->metrics.CountRequest(plan.route, HttpStatusFor(ev.error.code()), Seconds(start, now));
+        Record(HttpStatusFor(ev.error.code()), "error", ev.stats, now);
         if (plan.stream) {
           Json err = {{"code", HttpStatusFor(ev.error.code())}, {"type", ErrorTypeFor(ev.error.code())},
                       {"message", ev.error.message()}};
@@ -257,6 +283,7 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
   state->ctx = &ctx;
   state->reservation = std::move(reservation).value();
   state->user_id = user.id;
+  state->request_id = exchange.request_id();
   state->budget = budget;
   state->id = NewId(plan.shape == ResponseShape::kChat ? "chatcmpl-" : plan.shape == ResponseShape::kAsk ? "ask-" : "cmpl-");
   state->created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -11,6 +11,8 @@
 #include <pistache/peer.h>
 
 #include <atomic>
+#include <chrono>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <cstdio>
 #include <mutex>
@@ -77,6 +79,22 @@ std::string PercentDecode(const std::string& s) {
   return out;
 }
 
+// Client-chosen request ids are echoed only when short and plain.
+bool ValidRequestId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != ':') return false;
+  return true;
+}
+
+std::string NewRequestId() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "req-%016llx%08llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng() & 0xffffffffu));
+  return buf;
+}
+
 std::vector<std::string> SplitPath(const std::string& path) {
   std::vector<std::string> parts;
   std::string cur;
@@ -93,6 +111,7 @@ std::vector<std::string> SplitPath(const std::string& path) {
 }
 
 struct Route {
+  std::string name;  // the pattern as registered
   std::string method;
   std::vector<std::string> pattern;
   Handler handler;
@@ -102,11 +121,13 @@ struct Route {
 // queue (safe from any thread in Pistache 0.0.5, unlike ResponseStream).
 class PeerResponse : public AsyncResponse {
  public:
-  explicit PeerResponse(std::shared_ptr<Tcp::Peer> peer) : peer_(std::move(peer)) {}
+  PeerResponse(std::shared_ptr<Tcp::Peer> peer, std::string request_id)
+      : peer_(std::move(peer)), request_id_(std::move(request_id)) {}
 
   bool Send(const HttpResponse& r) override {
     std::string head = StatusLine(r.status) + "Content-Type: " + r.content_type +
-                       "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
+                       "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nX-Request-Id: " + request_id_ +
+                       "\r\n";
     for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
     ended_ = true;
     return SendRaw(head + "\r\n" + r.body);
@@ -114,7 +135,8 @@ class PeerResponse : public AsyncResponse {
   bool StartStream(int status, const std::string& content_type,
                    const std::vector<std::pair<std::string, std::string>>& headers) override {
     std::string head = StatusLine(status) + "Content-Type: " + content_type +
-                       "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n";
+                       "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n"
+                       "X-Request-Id: " + request_id_ + "\r\n";
     for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
     return SendRaw(head + "\r\n");
   }
@@ -142,6 +164,7 @@ class PeerResponse : public AsyncResponse {
   }
 
   std::shared_ptr<Tcp::Peer> peer_;
+  std::string request_id_;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> ended_{false};
   std::mutex mu_;
@@ -179,11 +202,12 @@ struct Shared {
 
 class Exchange : public HttpExchange {
  public:
-  Exchange(Shared* shared, std::shared_ptr<Tcp::Peer> peer) : shared_(shared), peer_(std::move(peer)) {}
+  Exchange(Shared* shared, std::shared_ptr<Tcp::Peer> peer, std::string request_id)
+      : shared_(shared), peer_(std::move(peer)), request_id_(std::move(request_id)) {}
 
   std::shared_ptr<AsyncResponse> Defer() override {
     if (response_) return response_;
-    response_ = std::make_shared<PeerResponse>(peer_);
+    response_ = std::make_shared<PeerResponse>(peer_, request_id_);
     {
       std::lock_guard<std::mutex> lock(shared_->streams_mu);
       shared_->streams[peer_->getID()] = response_;
@@ -192,10 +216,12 @@ class Exchange : public HttpExchange {
     return response_;
   }
   bool deferred() const override { return response_ != nullptr; }
+  const std::string& request_id() const override { return request_id_; }
 
  private:
   Shared* shared_;
   std::shared_ptr<Tcp::Peer> peer_;
+  std::string request_id_;
   std::shared_ptr<PeerResponse> response_;
 };
 
@@ -203,8 +229,8 @@ class PistacheHandler : public Http::Handler {
  public:
   HTTP_PROTOTYPE(PistacheHandler)
 
-  PistacheHandler(std::shared_ptr<Shared> shared, size_t max_json_bytes)
-      : shared_(std::move(shared)), max_json_bytes_(max_json_bytes) {}
+  PistacheHandler(std::shared_ptr<Shared> shared, size_t max_json_bytes, ResponseHook on_response)
+      : shared_(std::move(shared)), max_json_bytes_(max_json_bytes), on_response_(std::move(on_response)) {}
 
   void onRequest(const Http::Request& request, Http::ResponseWriter writer) override {
     HttpRequest req;
@@ -221,10 +247,13 @@ class PistacheHandler : public Http::Handler {
     for (auto it = request.query().parameters_begin(); it != request.query().parameters_end(); ++it)
       req.query[PercentDecode(it->first)] = PercentDecode(it->second);
 
-    Exchange exchange(shared_.get(), writer.peer());
+    req.request_id = ValidRequestId(req.Header("x-request-id")) ? req.Header("x-request-id") : NewRequestId();
+    const auto started = std::chrono::steady_clock::now();
+    Exchange exchange(shared_.get(), writer.peer(), req.request_id);
     HttpResponse resp;
     bool mismatch = false;
     const Route* route = shared_->Match(req.method, req.path, &req.params, &mismatch);
+    if (route != nullptr) req.route = route->name;
     if (req.body.size() > max_json_bytes_ && req.Header("content-type").rfind("multipart/", 0) != 0) {
       resp = HttpResponse::Error(413, "invalid_request_error",
                                  "request body of " + std::to_string(req.body.size()) + " bytes is larger than the " +
@@ -246,6 +275,8 @@ class PistacheHandler : public Http::Handler {
     // ones: Pistache 0.0.5's ResponseWriter drops raw headers (Set-Cookie,
     // Retry-After) on this path.
     exchange.Defer()->Send(resp);
+    if (on_response_)
+      on_response_(req, resp.status, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
 
   void onDisconnection(const std::shared_ptr<Tcp::Peer>& peer) override {
@@ -268,6 +299,7 @@ class PistacheHandler : public Http::Handler {
 
   std::shared_ptr<Shared> shared_;
   size_t max_json_bytes_;
+  ResponseHook on_response_;
 };
 
 }  // namespace
@@ -286,7 +318,7 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
 HttpServer::~HttpServer() { Shutdown(); }
 
 void HttpServer::Route(const std::string& method, const std::string& pattern, Handler handler) {
-  impl_->shared->routes.push_back({method, SplitPath(pattern), std::move(handler)});
+  impl_->shared->routes.push_back({pattern, method, SplitPath(pattern), std::move(handler)});
 }
 
 Status HttpServer::Start() {
@@ -302,7 +334,7 @@ Status HttpServer::Start() {
                     .bodyTimeout(std::chrono::seconds(120))
                     .keepaliveTimeout(stream_limit);
     impl_->endpoint->init(opts);
-    impl_->endpoint->setHandler(Http::make_handler<PistacheHandler>(impl_->shared, impl_->options.max_json_bytes));
+    impl_->endpoint->setHandler(Http::make_handler<PistacheHandler>(impl_->shared, impl_->options.max_json_bytes, impl_->options.on_response));
     impl_->endpoint->serveThreaded();
     impl_->running = true;
   } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 // reactor threads, concurrently. Shutdown() may be called from any thread.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,6 +25,12 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
   std::string peer_address;
+  std::string request_id;  // X-Request-Id as sent (when well-formed) or generated; echoed back
+  std::string route;       // the matched route pattern ("/v1/documents/:id"), "" when none matched
+  // Who made the request, recorded by the authentication wrapper (0 = nobody
+  // authenticated); read by the request log. Handlers run on one thread per
+  // request, so this needs no lock.
+  mutable int64_t user_id = 0;
 
   // Header value or "" (name in lower case).
   std::string Header(const std::string& name) const;
@@ -65,9 +72,14 @@ class HttpExchange {
   virtual ~HttpExchange() = default;
   virtual std::shared_ptr<AsyncResponse> Defer() = 0;
   virtual bool deferred() const = 0;
+  virtual const std::string& request_id() const = 0;
 };
 
 using Handler = std::function<HttpResponse(const HttpRequest&, HttpExchange&)>;
+
+// Called after every response the server sends itself (not for deferred
+// ones, whose producers report their own ends), on a reactor thread.
+using ResponseHook = std::function<void(const HttpRequest&, int status, double seconds)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";    // address to listen on
@@ -76,6 +88,7 @@ struct HttpServerOptions {
   size_t max_request_bytes = 32 << 20;  // whole request, headers and body (multipart uploads)
   size_t max_json_bytes = 1 << 20;      // bodies that are not multipart: 413 beyond this
   int stream_timeout_s = 900;        // keep-alive limit, above the longest stream
+  ResponseHook on_response;          // metrics and the request log; may be empty
 };
 
 class HttpServer {

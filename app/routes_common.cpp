@@ -5,10 +5,16 @@
 
 namespace ragd::app {
 
+void RecordRequest(AppContext& ctx, const RequestRecord& record) {
+  ctx.metrics.CountRequest(record.route, record.status, record.duration_ms / 1000.0);
+  if (ctx.request_log) ctx.request_log->Write(record);
+}
+
 Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler handler) {
   return [&ctx, access, needs_models, handler = std::move(handler)](const HttpRequest& req, HttpExchange& ex) {
     auto user = Authenticate(*ctx.accounts, req);
     if (!user.ok()) return ErrorResponse(user.status());
+    req.user_id = user->id;
     if (access == Access::kAdmin) {
       if (Status st = RequireAdmin(*user); !st.ok()) return ErrorResponse(st);
     }

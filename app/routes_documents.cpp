@@ -1,5 +1,6 @@
 // Documents (admin): upload (multipart or JSON), list, show, delete.
 #include <chrono>
+#include <ctime>
 
 #include "app/multipart.h"
 #include "app/routes.h"
@@ -72,26 +73,30 @@ void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx) {
     // Ingestion embeds every chunk: seconds of work, done off the reactor thread.
     auto response = ex.Defer();
     auto up = std::make_shared<Upload>(std::move(upload).value());
-    ctx.ingest_queue->Post([&ctx, response, up] {
+    RequestRecord record;
+    record.request_id = ex.request_id();
+    record.user_id = req.user_id;
+    record.route = req.route;
+    ctx.ingest_queue->Post([&ctx, response, up, record]() mutable {
       const auto t0 = std::chrono::steady_clock::now();
       auto result = ctx.retriever->Ingest(up->bytes, up->file_name, up->media_type, up->title);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      HttpResponse r;
       if (!result.ok()) {
-        HttpResponse r = ErrorResponse(result.status());
-        if (result.status().code() == StatusCode::kUnsupported) r = HttpResponse::Error(415, "invalid_request_error", result.status().message());
-        ctx.metrics.CountRequest("/v1/documents", r.status, s);
-        response->Send(r);
-        return;
+        r = ErrorResponse(result.status());
+        if (result.status().code() == StatusCode::kUnsupported)
+          r = HttpResponse::Error(415, "invalid_request_error", result.status().message());
+      } else if (auto doc = ctx.retriever->store().GetDocument(result->document_id); !doc.ok()) {
+        r = ErrorResponse(doc.status());
+      } else {
+        r = JsonResponse(result->inserted ? 201 : 200, {{"document", DocumentJson(*doc)},
+                                                        {"duplicate", !result->inserted}, {"ingest_seconds", s}});
       }
-      auto doc = ctx.retriever->store().GetDocument(result->document_id);
-      if (!doc.ok()) {
-        response->Send(ErrorResponse(doc.status()));
-        return;
-      }
-      const int status = result->inserted ? 201 : 200;
-      ctx.metrics.CountRequest("/v1/documents", status, s);
-      response->Send(JsonResponse(status, {{"document", DocumentJson(*doc)}, {"duplicate", !result->inserted},
-                                           {"ingest_seconds", s}}));
+      response->Send(r);
+      record.time = static_cast<int64_t>(::time(nullptr));
+      record.status = r.status;
+      record.duration_ms = s * 1000;
+      RecordRequest(ctx, record);
     });
     return HttpResponse::Json(202, "");
   }));

@@ -1,6 +1,7 @@
 #include "app/server.h"
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
@@ -63,6 +64,15 @@ Status RagServer::Start() {
   if (!admin.ok()) return admin.status();
   if (admin->created) PrintAdminCredentials(*admin, c);
 
+  RequestLogOptions lopts;
+  lopts.path = c.log.file.empty() ? c.data_dir + "/requests.jsonl" : c.log.file;
+  if (c.log.content) lopts.content_dir = c.data_dir + "/content-log";
+  lopts.content_key_hex = c.log.content_key;
+  lopts.retention_days = c.log.retention_days;
+  auto request_log = RequestLog::Open(lopts);
+  if (!request_log.ok()) return request_log.status();
+  ctx_.request_log = std::move(request_log).value();
+
   HttpServerOptions opts;
   opts.host = c.server.host;
   opts.port = static_cast<int>(c.server.port);
@@ -70,6 +80,20 @@ Status RagServer::Start() {
   opts.max_request_bytes = static_cast<size_t>(std::max(c.server.max_json_bytes, c.server.max_upload_bytes));
   opts.max_json_bytes = static_cast<size_t>(c.server.max_json_bytes);
   opts.stream_timeout_s = static_cast<int>(c.server.stream_timeout_s);
+  opts.on_response = [this](const HttpRequest& req, int status, double seconds) {
+    RequestRecord r;
+    r.time = static_cast<int64_t>(::time(nullptr));
+    r.request_id = req.request_id;
+    r.user_id = req.user_id;
+    r.route = req.route.empty() ? "unmatched" : req.route;
+    r.status = status;
+    r.duration_ms = seconds * 1000;
+    // Probes and scrapes are counted but kept out of the request log.
+    if (r.route == "/healthz" || r.route == "/readyz" || r.route == "/metrics" || r.route == "/static/:file")
+      ctx_.metrics.CountRequest(r.route, r.status, seconds);
+    else
+      RecordRequest(ctx_, r);
+  };
   http_ = std::make_unique<HttpServer>(opts);
   RegisterHealthRoutes(*http_, ctx_);
   RegisterAuthRoutes(*http_, ctx_);

@@ -1,0 +1,95 @@
+"""Metrics and the request log, checked with known traffic."""
+import glob
+import json
+import os
+import re
+import subprocess
+import tempfile
+
+import pytest
+import requests
+
+from conftest import ADMIN_KEY, Server
+
+CONTENT_KEY = "8f" * 32
+SECRET_PROMPT = "Describe the aubergine submarine protocol"
+
+
+def metric(text, name, labels=""):
+    pattern = re.escape(name + (("{" + labels + "}") if labels else "")) + r" ([0-9.e+-]+)$"
+    m = re.search(pattern, text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+@pytest.fixture(scope="module")
+def logged_server():
+    with tempfile.TemporaryDirectory(prefix="ragd-obs-") as data:
+        srv = Server(data, extra_args=["--set", "log.content=true"],
+                     env={"RAGD_LOG_CONTENT_KEY": CONTENT_KEY}).wait_ready()
+        yield srv
+        assert srv.stop() == 0, srv.output()
+
+
+def test_metrics_follow_known_traffic_and_pass_promtool(logged_server):
+    s = logged_server
+    h = s.headers()
+    before = requests.get(s.url + "/metrics").text
+    r = requests.post(s.url + "/v1/chat/completions", headers=h,
+                      json={"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 4})
+    assert r.status_code == 200
+    usage = r.json()["usage"]
+    r = requests.post(s.url + "/v1/chat/completions", headers=h,
+                      json={"messages": [{"role": "user", "content": "word " * 9000}]})
+    assert r.status_code == 400
+    key = requests.post(s.url + "/v1/users", headers=h,
+                        json={"username": "tiny", "password": "password-tiny", "token_quota": 5}).json()["api_key"]
+    r = requests.post(s.url + "/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                      json={"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 50})
+    assert r.status_code == 429
+    after = requests.get(s.url + "/metrics").text
+
+    route = 'route="/v1/chat/completions"'
+    assert metric(after, "ragd_http_requests_total", route + ',status="200"') == \
+        metric(before, "ragd_http_requests_total", route + ',status="200"') + 1
+    assert metric(after, "ragd_http_requests_total", route + ',status="400"') >= 1
+    assert metric(after, "ragd_http_requests_total", route + ',status="429"') >= 1
+    assert metric(after, "ragd_quota_rejections_total") == metric(before, "ragd_quota_rejections_total") + 1
+    assert metric(after, "ragd_context_length_errors_total") == metric(before, "ragd_context_length_errors_total") + 1
+    assert metric(after, "ragd_prompt_tokens_total") - metric(before, "ragd_prompt_tokens_total") == usage["prompt_tokens"]
+    assert metric(after, "ragd_generation_tokens_total") - metric(before, "ragd_generation_tokens_total") == \
+        usage["completion_tokens"]
+    assert metric(after, "ragd_time_to_first_token_seconds_count") == \
+        metric(before, "ragd_time_to_first_token_seconds_count") + 1
+    assert metric(after, "ragd_ready") == 1
+    # Label sets stay bounded: no user names or ids in any label.
+    assert "tiny" not in after
+    assert not re.search(r'\b(user|user_id|username|question|prompt)="', after)
+    # Routes are labelled by their pattern, never by the raw path.
+    requests.get(s.url + "/v1/documents/12345", headers=h)
+    assert 'route="/v1/documents/:id"' in requests.get(s.url + "/metrics").text
+
+    check = subprocess.run(["promtool", "check", "metrics"], input=after, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_request_log_has_ids_but_no_plaintext_content(logged_server):
+    s = logged_server
+    r = requests.post(s.url + "/v1/chat/completions", headers=dict(s.headers(), **{"X-Request-Id": "trace-42"}),
+                      json={"messages": [{"role": "user", "content": SECRET_PROMPT}], "max_tokens": 6})
+    assert r.status_code == 200
+    assert r.headers["X-Request-Id"] == "trace-42"
+    assert requests.get(s.url + "/healthz").headers["X-Request-Id"].startswith("req-")
+    log_text = open(os.path.join(s.data_dir, "requests.jsonl")).read()
+    lines = [json.loads(l) for l in log_text.splitlines()]
+    mine = [l for l in lines if l["request_id"] == "trace-42"]
+    assert len(mine) == 1
+    rec = mine[0]
+    assert rec["route"] == "/v1/chat/completions" and rec["status"] == 200 and rec["user_id"] >= 1
+    assert rec["prompt_tokens"] > 0 and 0 < rec["completion_tokens"] <= 6 and rec["finish_reason"] in ("stop", "length")
+    assert rec["ttft_ms"] is not None and rec["duration_ms"] >= rec["ttft_ms"]
+    content_files = glob.glob(os.path.join(s.data_dir, "content-log", "content-*.jsonl"))
+    assert content_files
+    everything = log_text + "".join(open(f).read() for f in content_files)
+    assert "aubergine" not in everything and SECRET_PROMPT not in everything
+    sealed = [json.loads(l) for f in content_files for l in open(f)]
+    assert any(x["request_id"] == "trace-42" and x["box"] and x["nonce"] for x in sealed)
