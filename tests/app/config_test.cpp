@@ -1,6 +1,7 @@
 // Configuration layering: defaults < file < environment < flags, with errors
 // that name the offending key.
 #include "app/config.h"
+#include "tests/support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,10 +15,7 @@
 namespace ragd::app {
 namespace {
 
-std::string SourceDir() {
-  const char* d = std::getenv("RAGD_SOURCE_DIR");
-  return d != nullptr ? d : ".";
-}
+using ragd::testing::SourceDir;
 
 std::string WriteFile(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/cfg_" + std::to_string(getpid()) + "_" + name;

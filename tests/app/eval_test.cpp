@@ -9,7 +9,8 @@ namespace {
 TEST(EvalParse, ReadsQuestionsAndSkipsBlankAndCommentLines) {
   auto qs = ParseLabelledQuestions(
       "# comment\n"
-      "{\"question\": \"Which port?\", \"documents\": [\"configuration.md\"], \"key_phrases\": [\"9090\", \"PORT\"]}\n"
+      "{\"question\": \"Which port?\", \"documents\": [\"configuration.md\"], \"key_phrases\": [\"9090\", "
+      "\"PORT\"]}\n"
       "\n"
       "{\"question\": \"No labels?\"}\r\n");
   ASSERT_TRUE(qs.ok()) << qs.status().ToString();
@@ -44,8 +45,7 @@ TEST(EvalRetrieval, MatchesFileNameOrTitleCaseInsensitively) {
 }
 
 TEST(EvalRetrieval, FirstRelevantRankAndReciprocalRank) {
-  const std::vector<HitDocument> hits = {
-      {"a.md", "A"}, {"b.md", "B"}, {"a.md", "A"}, {"c.md", "C"}};
+  const std::vector<HitDocument> hits = {{"a.md", "A"}, {"b.md", "B"}, {"a.md", "A"}, {"c.md", "C"}};
   EXPECT_EQ(FirstRelevantRank(hits, {"a.md"}), 1);
   EXPECT_EQ(FirstRelevantRank(hits, {"c.md", "b.md"}), 2);
   EXPECT_EQ(FirstRelevantRank(hits, {"C"}), 4);
@@ -177,7 +177,8 @@ TEST(EvalTotals, ThresholdFailuresNameEachMetricUnderItsMinimum) {
   t.mrr = 0.4;
   t.citation_validity = 0.2;
   EXPECT_EQ(ThresholdFailures(t, {}).size(), 3u);
-  EXPECT_TRUE(ThresholdFailures(t, {.min_recall = 0.8, .min_mrr = 0.4, .min_citation_validity = 0.2}).empty());
+  EXPECT_TRUE(
+      ThresholdFailures(t, {.min_recall = 0.8, .min_mrr = 0.4, .min_citation_validity = 0.2}).empty());
 
   // No answer with a marker: validity is undefined, which fails unless the minimum is 0.
   t = EvalTotals{};

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_paths.h"
+
 namespace ragd::testing {
 
 struct ProcessResult {
@@ -64,10 +66,5 @@ inline std::string RagdBinary() {
 #endif
 }
 
-inline std::string ModelsDir() {
-  if (const char* m = std::getenv("RAGD_MODELS"); m != nullptr && *m != '\0') return m;
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : ".") + "/.cache/ragd/models";
-}
 
 }  // namespace ragd::testing

@@ -9,16 +9,12 @@
 #include "inference/gguf.h"
 #include "inference/kernels/kernel_set.h"
 #include "test_util.h"
+#include "tests/support/test_paths.h"
 
 namespace ragd::inference {
 namespace {
 
-std::string ModelPath() {
-  const char* dir = std::getenv("RAGD_MODELS");
-  std::string base =
-      dir ? dir : std::string(std::getenv("HOME") ? std::getenv("HOME") : "") + "/.cache/ragd/models";
-  return base + "/gemma-3-270m-q4_k_m.gguf";
-}
+std::string ModelPath() { return ragd::testing::GemmaModelPath(); }
 
 WeightView View(const GgufTensor& t) {
   return WeightView{t.type, t.data, static_cast<int64_t>(t.ne[0]), static_cast<int64_t>(t.n_rows()),

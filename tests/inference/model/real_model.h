@@ -3,6 +3,8 @@
 // test fail, never skip.
 #pragma once
 
+#include "tests/support/test_paths.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,23 +14,15 @@
 
 namespace ragd::inference::real_model {
 
-inline std::string ModelPath() {
-  const char* dir = std::getenv("RAGD_MODELS");
-  const char* home = std::getenv("HOME");
-  const std::string base =
-      dir != nullptr && *dir != '\0' ? dir : std::string(home ? home : "") + "/.cache/ragd/models";
-  return base + "/gemma-3-270m-q4_k_m.gguf";
-}
+inline std::string ModelPath() { return ragd::testing::GemmaModelPath(); }
 
 inline nlohmann::json LoadGolden(const std::string& name) {
-  const char* src = std::getenv("RAGD_SOURCE_DIR");
-  const std::string path = std::string(src != nullptr ? src : ".") + "/tests/data/" + name;
-  std::ifstream in(path);
-  if (!in) {
-    ADD_FAILURE() << "missing golden file " << path << " (scripts/make-golden writes it)";
+  nlohmann::json j = ragd::testing::LoadTestJson(name);
+  if (j.is_discarded()) {
+    ADD_FAILURE() << "missing golden file " << ragd::testing::TestDataPath(name) << " (scripts/make-golden writes it)";
     return nlohmann::json::object();
   }
-  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j;
 }
 
 }  // namespace ragd::inference::real_model

@@ -3,6 +3,8 @@
 // Missing files make the test fail, never skip.
 #pragma once
 
+#include "tests/support/test_paths.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -16,14 +18,7 @@
 
 namespace ragd::inference::gemma {
 
-inline std::string ModelPath() {
-  const char* dir = std::getenv("RAGD_MODELS");
-  std::string base =
-      dir != nullptr && *dir != '\0'
-          ? dir
-          : std::string(std::getenv("HOME") ? std::getenv("HOME") : "") + "/.cache/ragd/models";
-  return base + "/gemma-3-270m-q4_k_m.gguf";
-}
+inline std::string ModelPath() { return ragd::testing::GemmaModelPath(); }
 
 // One tokenizer for the whole test binary (building it takes ~1 s).
 inline const Tokenizer* Get() {
@@ -45,14 +40,12 @@ inline const Tokenizer* Get() {
 }
 
 inline nlohmann::json LoadGolden(const std::string& name) {
-  const char* src = std::getenv("RAGD_SOURCE_DIR");
-  const std::string path = std::string(src != nullptr ? src : ".") + "/tests/data/" + name;
-  std::ifstream in(path);
-  if (!in) {
-    ADD_FAILURE() << "missing golden file " << path << " (scripts/make-golden writes it)";
+  nlohmann::json j = ragd::testing::LoadTestJson(name);
+  if (j.is_discarded()) {
+    ADD_FAILURE() << "missing golden file " << ragd::testing::TestDataPath(name) << " (scripts/make-golden writes it)";
     return nlohmann::json::object();
   }
-  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j;
 }
 
 }  // namespace ragd::inference::gemma
