@@ -151,7 +151,12 @@ Status RagServer::LoadModelsOrFail() {
   auto retriever = retrieval::Retriever::Open(RetrieverOptionsFor(c), ctx_.embedder, &report);
   if (!retriever.ok()) return Status(retriever.status().code(), "cannot open the corpus: " + retriever.status().message());
   ctx_.retriever = std::move(retriever).value();
-  if (report.rebuilt) std::printf("ragd: vector index rebuilt from the database (%s)\n", report.reason.c_str());
+  if (report.rebuilt && report.vectors > 0)
+    std::printf("ragd: vector index rebuilt from the database (%lld vectors): %s\n",
+                static_cast<long long>(report.vectors), report.reason.c_str());
+  else if (report.repaired)
+    std::printf("ragd: vector index repaired (%lld added, %lld removed): %s\n", static_cast<long long>(report.added),
+                static_cast<long long>(report.removed), report.reason.c_str());
 
   if (!options_.ingest_if_empty.empty()) {
     auto count = ctx_.retriever->store().CountDocuments();
