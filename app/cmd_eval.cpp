@@ -4,6 +4,7 @@
 // makes them. The scoring itself lives in app/eval.h.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -55,13 +56,17 @@ int Usage(const std::string& message) {
   return 2;
 }
 
-bool ParseNumberFlag(const Flags& flags, const std::string& name, double lo, double hi, double* out) {
+// Reads flag `name` into `out` when given; false (after a message) when it is not a number in [lo, hi],
+// or not a whole one for integer flags.
+bool ParseNumberFlag(const Flags& flags, const std::string& name, double lo, double hi, double* out,
+                     bool integer = false) {
   auto v = flags.Get(name);
   if (!v) return true;
   char* end = nullptr;
   const double d = std::strtod(v->c_str(), &end);
-  if (v->empty() || *end != '\0' || !(d >= lo && d <= hi)) {
-    std::fprintf(stderr, "%s: %s wants a number from %g to %g, got '%s'\n", kName, name.c_str(), lo, hi, v->c_str());
+  if (v->empty() || *end != '\0' || !(d >= lo && d <= hi) || (integer && d != std::floor(d))) {
+    std::fprintf(stderr, "%s: %s wants a %snumber from %g to %g, got '%s'\n", kName, name.c_str(),
+                 integer ? "whole " : "", lo, hi, v->c_str());
     return false;
   }
   *out = d;
@@ -70,20 +75,24 @@ bool ParseNumberFlag(const Flags& flags, const std::string& name, double lo, dou
 
 // Parses the flags into `run` and `config`; returns an exit code to stop with.
 std::optional<int> ParseEvalFlags(const std::vector<std::string>& args, EvalRun* run, Config* config) {
-  Flags flags("ragd eval [--data DIR] [--config FILE] [--set key=value]... [-k N] [--max-tokens N]\n"
-              "          [--ingest FOLDER] [--min-recall X] [--min-mrr X] [--min-citation-validity X] [--json] FILE.jsonl",
-              "Evaluates retrieval and answers on a labelled question set (JSON Lines: question, documents,\n"
-              "key_phrases). Exits 1 when a metric is under its threshold.");
+  Flags flags(
+      "ragd eval [--data DIR] [--config FILE] [--set key=value]... [-k N] [--max-tokens N]\n"
+      "          [--ingest FOLDER] [--min-recall X] [--min-mrr X] [--min-citation-validity X] [--json] "
+      "FILE.jsonl",
+      "Evaluates retrieval and answers on a labelled question set (JSON Lines: question, documents,\n"
+      "key_phrases). Exits 1 when a metric is under its threshold.");
   AddConfigFlags(flags);
   flags.Value("--top-k", "-k", "passages retrieved and given to the model (default retrieval.top_k)");
   flags.Value("--max-tokens", "-n", "most answer tokens per question (default 64)");
   flags.Value("--ingest", "", "folder of documents to ingest first when the corpus is empty");
   flags.Value("--min-recall", "", "least recall@k (default 0.9)");
   flags.Value("--min-mrr", "", "least mean reciprocal rank (default 0.5)");
-  flags.Value("--min-citation-validity", "", "least citation validity over answers with markers (default 0.5)");
+  flags.Value("--min-citation-validity", "",
+              "least citation validity over answers with markers (default 0.5)");
   flags.Bool("--json", "", "print the results as one JSON object");
   if (auto code = ParseOrExit(flags, args)) return code;
-  if (flags.positional().size() != 1) return Usage("give one labelled question file (JSON Lines)\n" + flags.HelpText());
+  if (flags.positional().size() != 1)
+    return Usage("give one labelled question file (JSON Lines)\n" + flags.HelpText());
   run->file = flags.positional()[0];
   run->ingest_folder = flags.Get("--ingest").value_or("");
   run->json = flags.Has("--json");
@@ -92,7 +101,8 @@ std::optional<int> ParseEvalFlags(const std::vector<std::string>& args, EvalRun*
   *config = std::move(loaded).value();
   double k = static_cast<double>(config->retrieval.top_k), n = run->max_tokens;
   EvalThresholds& t = run->thresholds;
-  if (!ParseNumberFlag(flags, "--top-k", 1, 100, &k) || !ParseNumberFlag(flags, "--max-tokens", 1, 8192, &n) ||
+  if (!ParseNumberFlag(flags, "--top-k", 1, 100, &k, true) ||
+      !ParseNumberFlag(flags, "--max-tokens", 1, 8192, &n, true) ||
       !ParseNumberFlag(flags, "--min-recall", 0, 1, &t.min_recall) ||
       !ParseNumberFlag(flags, "--min-mrr", 0, 1, &t.min_mrr) ||
       !ParseNumberFlag(flags, "--min-citation-validity", 0, 1, &t.min_citation_validity)) {
@@ -138,9 +148,10 @@ Status Load(const EvalRun& run, Loaded* out) {
   if (!engine.ok()) return Status(engine.status().code(), "language model: " + engine.status().message());
   out->engine = std::move(engine).value();
   auto embedder = retrieval::Embedder::Load(out->config.EmbeddingPath());
-  if (!embedder.ok()) return Status(embedder.status().code(), "embedding model: " + embedder.status().message());
-  auto retriever = retrieval::Retriever::Open(RetrieverOptionsFor(out->config),
-                                              std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)));
+  if (!embedder.ok())
+    return Status(embedder.status().code(), "embedding model: " + embedder.status().message());
+  auto retriever = retrieval::Retriever::Open(
+      RetrieverOptionsFor(out->config), std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)));
   if (!retriever.ok()) return Status(retriever.status().code(), "corpus: " + retriever.status().message());
   out->retriever = std::move(retriever).value();
   if (!run.ingest_folder.empty()) RAGD_RETURN_IF_ERROR(IngestIfEmpty(*out->retriever, run.ingest_folder));
@@ -243,11 +254,12 @@ std::string Opt(const std::optional<double>& v, const char* fmt = "%.2f") {
 
 void PrintLine(size_t i, const LabelledQuestion& q, const Evaluated& ev) {
   const QuestionResult& r = ev.result;
-  std::printf("%2zu. rank %s | cites %d/%d valid, %d/%d supported | key %s%s | %d+%d tok | %.0f+%.0f ms | %s -> %s\n",
-              i + 1, r.first_relevant_rank > 0 ? std::to_string(r.first_relevant_rank).c_str() : "-",
-              ev.valid_markers, ev.markers, ev.supported, ev.cited, Opt(r.key_phrase_coverage).c_str(),
-              r.not_in_sources ? " | not-in-sources" : "", r.prompt_tokens, r.completion_tokens, r.retrieval_ms,
-              r.answer_ms, OneLine(q.question, 60).c_str(), OneLine(ev.answer, 140).c_str());
+  std::printf(
+      "%2zu. rank %s | cites %d/%d valid, %d/%d supported | key %s%s | %d+%d tok | %.0f+%.0f ms | %s -> %s\n",
+      i + 1, r.first_relevant_rank > 0 ? std::to_string(r.first_relevant_rank).c_str() : "-",
+      ev.valid_markers, ev.markers, ev.supported, ev.cited, Opt(r.key_phrase_coverage).c_str(),
+      r.not_in_sources ? " | not-in-sources" : "", r.prompt_tokens, r.completion_tokens, r.retrieval_ms,
+      r.answer_ms, OneLine(q.question, 60).c_str(), OneLine(ev.answer, 140).c_str());
   std::fflush(stdout);
 }
 
@@ -271,34 +283,53 @@ void PrintTotals(const EvalRun& run, const EvalTotals& t, const std::vector<std:
 
 Json OptJson(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
-Json ReportJson(const EvalRun& run, const std::vector<LabelledQuestion>& qs, const std::vector<Evaluated>& evs,
-                const EvalTotals& t, const std::vector<std::string>& failures) {
+Json ReportJson(const EvalRun& run, const std::vector<LabelledQuestion>& qs,
+                const std::vector<Evaluated>& evs, const EvalTotals& t,
+                const std::vector<std::string>& failures) {
   Json questions = Json::array();
   for (size_t i = 0; i < evs.size(); ++i) {
     const Evaluated& e = evs[i];
     const QuestionResult& r = e.result;
-    questions.push_back({{"question", qs[i].question}, {"documents", qs[i].documents}, {"retrieved", e.hit_names},
-                         {"first_relevant_rank", r.first_relevant_rank}, {"answer", e.answer},
-                         {"finish_reason", e.finish_reason}, {"citation_markers", e.markers},
-                         {"valid_citation_markers", e.valid_markers}, {"cited_sources", e.cited},
-                         {"supported_sources", e.supported}, {"citation_validity", OptJson(r.citation_validity)},
+    questions.push_back({{"question", qs[i].question},
+                         {"documents", qs[i].documents},
+                         {"retrieved", e.hit_names},
+                         {"first_relevant_rank", r.first_relevant_rank},
+                         {"answer", e.answer},
+                         {"finish_reason", e.finish_reason},
+                         {"citation_markers", e.markers},
+                         {"valid_citation_markers", e.valid_markers},
+                         {"cited_sources", e.cited},
+                         {"supported_sources", e.supported},
+                         {"citation_validity", OptJson(r.citation_validity)},
                          {"citation_support", OptJson(r.citation_support)},
                          {"key_phrase_coverage", OptJson(r.key_phrase_coverage)},
-                         {"not_in_sources", r.not_in_sources}, {"prompt_tokens", r.prompt_tokens},
-                         {"completion_tokens", r.completion_tokens}, {"retrieval_ms", r.retrieval_ms},
+                         {"not_in_sources", r.not_in_sources},
+                         {"prompt_tokens", r.prompt_tokens},
+                         {"completion_tokens", r.completion_tokens},
+                         {"retrieval_ms", r.retrieval_ms},
                          {"answer_ms", r.answer_ms}});
   }
-  Json totals = {{"questions", t.questions}, {"recall", t.recall}, {"mrr", t.mrr},
-                 {"answers_with_markers", t.answers_with_markers}, {"citation_validity", OptJson(t.citation_validity)},
-                 {"answers_citing", t.answers_citing}, {"citation_support", OptJson(t.citation_support)},
-                 {"key_phrase_coverage", OptJson(t.key_phrase_coverage)}, {"not_in_sources", t.not_in_sources},
-                 {"prompt_tokens", t.prompt_tokens}, {"completion_tokens", t.completion_tokens},
-                 {"retrieval_p50_ms", t.retrieval_p50_ms}, {"retrieval_p95_ms", t.retrieval_p95_ms},
-                 {"answer_p50_ms", t.answer_p50_ms}, {"answer_p95_ms", t.answer_p95_ms}};
-  Json thresholds = {{"min_recall", run.thresholds.min_recall}, {"min_mrr", run.thresholds.min_mrr},
+  Json totals = {{"questions", t.questions},
+                 {"recall", t.recall},
+                 {"mrr", t.mrr},
+                 {"answers_with_markers", t.answers_with_markers},
+                 {"citation_validity", OptJson(t.citation_validity)},
+                 {"answers_citing", t.answers_citing},
+                 {"citation_support", OptJson(t.citation_support)},
+                 {"key_phrase_coverage", OptJson(t.key_phrase_coverage)},
+                 {"not_in_sources", t.not_in_sources},
+                 {"prompt_tokens", t.prompt_tokens},
+                 {"completion_tokens", t.completion_tokens},
+                 {"retrieval_p50_ms", t.retrieval_p50_ms},
+                 {"retrieval_p95_ms", t.retrieval_p95_ms},
+                 {"answer_p50_ms", t.answer_p50_ms},
+                 {"answer_p95_ms", t.answer_p95_ms}};
+  Json thresholds = {{"min_recall", run.thresholds.min_recall},
+                     {"min_mrr", run.thresholds.min_mrr},
                      {"min_citation_validity", run.thresholds.min_citation_validity}};
-  return {{"top_k", run.top_k}, {"max_tokens", run.max_tokens}, {"questions", questions}, {"totals", totals},
-          {"thresholds", thresholds}, {"failures", failures}, {"pass", failures.empty()}};
+  return {{"top_k", run.top_k},      {"max_tokens", run.max_tokens}, {"questions", questions},
+          {"totals", totals},        {"thresholds", thresholds},     {"failures", failures},
+          {"pass", failures.empty()}};
 }
 
 }  // namespace
@@ -329,7 +360,9 @@ int RunEval(const std::vector<std::string>& args) {
   const EvalTotals totals = Summarize(results);
   const std::vector<std::string> failures = ThresholdFailures(totals, run.thresholds);
   if (run.json) {
-    std::printf("%s\n", ReportJson(run, *questions, evaluated, totals, failures).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+    std::printf("%s\n", ReportJson(run, *questions, evaluated, totals, failures)
+                            .dump(2, ' ', false, Json::error_handler_t::replace)
+                            .c_str());
   } else {
     PrintTotals(run, totals, failures);
   }

@@ -4,8 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
+
+#include "app/rag_prompt.h"
 
 namespace ragd::app {
 namespace {
@@ -30,9 +31,11 @@ Result<std::vector<std::string>> StringArray(const nlohmann::json& obj, const ch
   std::vector<std::string> out;
   auto it = obj.find(key);
   if (it == obj.end()) return out;
-  if (!it->is_array()) return Status::InvalidArgument(std::string("'") + key + "' must be an array of strings");
+  if (!it->is_array())
+    return Status::InvalidArgument(std::string("'") + key + "' must be an array of strings");
   for (const auto& v : *it) {
-    if (!v.is_string()) return Status::InvalidArgument(std::string("'") + key + "' must be an array of strings");
+    if (!v.is_string())
+      return Status::InvalidArgument(std::string("'") + key + "' must be an array of strings");
     out.push_back(v.get<std::string>());
   }
   return out;
@@ -82,7 +85,8 @@ Result<std::vector<LabelledQuestion>> ParseLabelledQuestions(std::string_view js
     size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string_view::npos || line[first] == '#') continue;
     auto q = ParseLine(line);
-    if (!q.ok()) return Status::InvalidArgument("line " + std::to_string(line_no) + ": " + q.status().message());
+    if (!q.ok())
+      return Status::InvalidArgument("line " + std::to_string(line_no) + ": " + q.status().message());
     out.push_back(std::move(q).value());
   }
   return out;
@@ -108,35 +112,12 @@ double ReciprocalRank(int first_relevant_rank) {
 
 CitationMarkers CountCitationMarkers(const std::string& answer, int n_sources) {
   CitationMarkers m;
-  for (size_t i = 0; i < answer.size(); ++i) {
-    if (answer[i] != '[') continue;
-    size_t j = i + 1;
-    std::vector<long> nums;
-    while (j < answer.size()) {
-      while (j < answer.size() && answer[j] == ' ') ++j;
-      size_t k = j;
-      long v = 0;
-      while (k < answer.size() && std::isdigit(static_cast<unsigned char>(answer[k])) && k - j < 6)
-        v = v * 10 + (answer[k++] - '0');
-      if (k == j) break;
-      nums.push_back(v);
-      j = k;
-      while (j < answer.size() && answer[j] == ' ') ++j;
-      if (j < answer.size() && answer[j] == ',') {
-        ++j;
-        continue;
-      }
-      break;
+  for (long v : CitationMarkerNumbers(answer)) {
+    ++m.total;
+    if (v >= 1 && v <= n_sources) {
+      ++m.valid;
+      m.cited.insert(static_cast<int>(v));
     }
-    if (nums.empty() || j >= answer.size() || answer[j] != ']') continue;
-    for (long v : nums) {
-      ++m.total;
-      if (v >= 1 && v <= n_sources) {
-        ++m.valid;
-        m.cited.insert(static_cast<int>(v));
-      }
-    }
-    i = j;
   }
   return m;
 }
@@ -148,11 +129,10 @@ std::optional<double> CitationValidity(const CitationMarkers& markers) {
 
 std::set<std::string> ContentWords(std::string_view text) {
   static const std::set<std::string> kFunctionWords = {
-      "about", "also",  "been",  "being", "could", "does",  "each",  "from",  "have",  "into",
-      "just",  "more",  "most",  "only",  "other", "over",  "same",  "should", "some", "such",
-      "than",  "that",  "their", "them",  "then",  "there", "these", "they",  "this",  "those",
-      "very",  "want",  "were",  "what",  "when",  "where", "which", "while", "will",  "with",
-      "would", "your"};
+      "about", "also", "been",  "being", "could", "does", "each",   "from",  "have", "into", "just",
+      "more",  "most", "only",  "other", "over",  "same", "should", "some",  "such", "than", "that",
+      "their", "them", "then",  "there", "these", "they", "this",   "those", "very", "want", "were",
+      "what",  "when", "where", "which", "while", "will", "with",   "would", "your"};
   std::set<std::string> out;
   size_t i = 0;
   while (i < text.size()) {
@@ -179,7 +159,8 @@ bool PassageSupports(std::string_view passage, const std::string& answer,
   return false;
 }
 
-std::optional<double> KeyPhraseCoverage(const std::string& answer, const std::vector<std::string>& key_phrases) {
+std::optional<double> KeyPhraseCoverage(const std::string& answer,
+                                        const std::vector<std::string>& key_phrases) {
   if (key_phrases.empty()) return std::nullopt;
   int found = 0;
   for (const std::string& p : key_phrases) found += ContainsNoCase(answer, p) ? 1 : 0;
@@ -238,7 +219,8 @@ std::vector<std::string> ThresholdFailures(const EvalTotals& totals, const EvalT
   std::vector<std::string> out;
   if (totals.recall < thresholds.min_recall)
     out.push_back("recall@k " + Fixed(totals.recall) + " < " + Fixed(thresholds.min_recall));
-  if (totals.mrr < thresholds.min_mrr) out.push_back("MRR " + Fixed(totals.mrr) + " < " + Fixed(thresholds.min_mrr));
+  if (totals.mrr < thresholds.min_mrr)
+    out.push_back("MRR " + Fixed(totals.mrr) + " < " + Fixed(thresholds.min_mrr));
   if (!totals.citation_validity) {
     if (thresholds.min_citation_validity > 0)
       out.push_back("citation validity undefined (no answer has a [n] marker) < " +

@@ -52,9 +52,9 @@ double ReciprocalRank(int first_relevant_rank);
 
 // Every citation marker in the answer: [n] and [n, m, ...] (each number is one marker).
 struct CitationMarkers {
-  int total = 0;            // numbers inside markers
-  int valid = 0;            // those between 1 and n_sources
-  std::set<int> cited;      // the distinct valid numbers
+  int total = 0;        // numbers inside markers
+  int valid = 0;        // those between 1 and n_sources
+  std::set<int> cited;  // the distinct valid numbers
 };
 CitationMarkers CountCitationMarkers(const std::string& answer, int n_sources);
 
@@ -72,7 +72,8 @@ bool PassageSupports(std::string_view passage, const std::string& answer,
 
 // Share of `key_phrases` found in `answer` case-insensitively; nullopt when
 // there are no key phrases.
-std::optional<double> KeyPhraseCoverage(const std::string& answer, const std::vector<std::string>& key_phrases);
+std::optional<double> KeyPhraseCoverage(const std::string& answer,
+                                        const std::vector<std::string>& key_phrases);
 
 // True when the answer says the sources do not hold the answer ("do not say",
 // "does not say", "not in the", "don't know"; case-insensitive).
@@ -82,7 +83,7 @@ bool SaysNotInSources(const std::string& answer);
 
 // Everything measured for one question.
 struct QuestionResult {
-  int first_relevant_rank = 0;             // 0 = no relevant document among the top k
+  int first_relevant_rank = 0;              // 0 = no relevant document among the top k
   std::optional<double> citation_validity;  // nullopt: the answer has no marker
   std::optional<double> citation_support;   // supported / cited sources; nullopt: nothing cited
   std::optional<double> key_phrase_coverage;
@@ -95,12 +96,12 @@ struct QuestionResult {
 
 struct EvalTotals {
   int questions = 0;
-  double recall = 0;                        // share of questions with a relevant document in the top k
-  double mrr = 0;                           // mean reciprocal rank (0 for misses)
+  double recall = 0;  // share of questions with a relevant document in the top k
+  double mrr = 0;     // mean reciprocal rank (0 for misses)
   int answers_with_markers = 0;
-  std::optional<double> citation_validity;  // mean over answers with markers
-  int answers_citing = 0;                   // answers with at least one valid marker
-  std::optional<double> citation_support;   // mean over answers citing a source
+  std::optional<double> citation_validity;    // mean over answers with markers
+  int answers_citing = 0;                     // answers with at least one valid marker
+  std::optional<double> citation_support;     // mean over answers citing a source
   std::optional<double> key_phrase_coverage;  // mean over questions with key phrases
   int not_in_sources = 0;
   long long prompt_tokens = 0;

@@ -64,18 +64,17 @@ const std::vector<std::string>& RagStopStrings() {
   return kStops;
 }
 
-std::set<int> CitedNumbers(const std::string& answer, int n_sources) {
-  std::set<int> cited;
+std::vector<long> CitationMarkerNumbers(const std::string& answer) {
+  std::vector<long> out;
   for (size_t i = 0; i < answer.size(); ++i) {
     if (answer[i] != '[') continue;
-    // [1], [1, 2], [1,2,3]
     size_t j = i + 1;
-    std::vector<int> nums;
+    std::vector<long> nums;
     while (j < answer.size()) {
       while (j < answer.size() && answer[j] == ' ') ++j;
       size_t k = j;
-      int v = 0;
-      while (k < answer.size() && std::isdigit(static_cast<unsigned char>(answer[k])) && k - j < 4)
+      long v = 0;
+      while (k < answer.size() && std::isdigit(static_cast<unsigned char>(answer[k])) && k - j < 6)
         v = v * 10 + (answer[k++] - '0');
       if (k == j) break;
       nums.push_back(v);
@@ -87,10 +86,17 @@ std::set<int> CitedNumbers(const std::string& answer, int n_sources) {
       }
       break;
     }
-    if (j < answer.size() && answer[j] == ']' && !nums.empty())
-      for (int v : nums)
-        if (v >= 1 && v <= n_sources) cited.insert(v);
+    if (nums.empty() || j >= answer.size() || answer[j] != ']') continue;
+    out.insert(out.end(), nums.begin(), nums.end());
+    i = j;
   }
+  return out;
+}
+
+std::set<int> CitedNumbers(const std::string& answer, int n_sources) {
+  std::set<int> cited;
+  for (long v : CitationMarkerNumbers(answer))
+    if (v >= 1 && v <= n_sources) cited.insert(static_cast<int>(v));
   return cited;
 }
 

@@ -36,6 +36,10 @@ std::string BuildRagPrompt(const std::string& question, const std::vector<Source
 // Stop strings that end the answer before the model invents a next example.
 const std::vector<std::string>& RagStopStrings();
 
+// Every number inside the well-formed markers [n] and [n, m, ...] of
+// `answer`, in order and with repeats, whether or not it names a source.
+std::vector<long> CitationMarkerNumbers(const std::string& answer);
+
 // The numbers n of the [n] (and [n, m]) markers in `answer` that refer to one
 // of `n_sources` sources; markers pointing nowhere are ignored.
 std::set<int> CitedNumbers(const std::string& answer, int n_sources);
