@@ -3,7 +3,7 @@
 // test fail, never skip.
 #pragma once
 
-#include "tests/support/test_paths.h"
+#include "tests/support/golden.h"
 
 #include <gtest/gtest.h>
 
@@ -16,13 +16,6 @@ namespace ragd::inference::real_model {
 
 inline std::string ModelPath() { return ragd::testing::GemmaModelPath(); }
 
-inline nlohmann::json LoadGolden(const std::string& name) {
-  nlohmann::json j = ragd::testing::LoadTestJson(name);
-  if (j.is_discarded()) {
-    ADD_FAILURE() << "missing golden file " << ragd::testing::TestDataPath(name) << " (scripts/make-golden writes it)";
-    return nlohmann::json::object();
-  }
-  return j;
-}
+using ragd::testing::LoadGolden;
 
 }  // namespace ragd::inference::real_model

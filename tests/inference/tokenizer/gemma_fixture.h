@@ -3,7 +3,7 @@
 // Missing files make the test fail, never skip.
 #pragma once
 
-#include "tests/support/test_paths.h"
+#include "tests/support/golden.h"
 
 #include <gtest/gtest.h>
 
@@ -39,13 +39,6 @@ inline const Tokenizer* Get() {
   return tok.get();
 }
 
-inline nlohmann::json LoadGolden(const std::string& name) {
-  nlohmann::json j = ragd::testing::LoadTestJson(name);
-  if (j.is_discarded()) {
-    ADD_FAILURE() << "missing golden file " << ragd::testing::TestDataPath(name) << " (scripts/make-golden writes it)";
-    return nlohmann::json::object();
-  }
-  return j;
-}
+using ragd::testing::LoadGolden;
 
 }  // namespace ragd::inference::gemma
