@@ -148,9 +148,15 @@ struct RunState {
   }
 
   // Charges the real counts; what was held but not spent goes back to the
-  // quota and to the tokens-per-minute bucket.
-  void Settle(const inference::GenerationStats& s) {
-    reservation.Settle(s.prompt_tokens, s.completion_tokens);
+  // quota and to the tokens-per-minute bucket. An unfinished request (error,
+  // cancel) is charged all the same but not counted as a successful answer.
+  void Settle(const inference::GenerationStats& s, bool completed) {
+    if (completed) {
+      reservation.Settle(s.prompt_tokens, s.completion_tokens);
+    } else {
+      reservation.Report(s.prompt_tokens, s.completion_tokens);
+      reservation.Release();
+    }
     const int64_t unused = budget - s.prompt_tokens - s.completion_tokens;
     if (unused > 0) ctx->accounts->rate_limiter().Refund(user_id, unused);
   }
@@ -204,7 +210,7 @@ struct RunState {
       case InferenceEvent::Kind::kDone: {
         const bool cancelled = ev.finish_reason == inference::FinishReason::kCancelled;
         const std::string finish = cancelled ? "cancelled" : FinishName(ev.finish_reason);
-        Settle(ev.stats);
+        Settle(ev.stats, !cancelled);
         ctx->metrics.CountGeneration(finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
                                      got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
                                      ev.queue_ms / 1000.0);
@@ -219,7 +225,7 @@ struct RunState {
         return true;
       }
       case InferenceEvent::Kind::kError: {
-        Settle(ev.stats);
+        Settle(ev.stats, false);
         ctx->metrics.CountGeneration("error", ev.stats.prompt_tokens, ev.stats.completion_tokens, -1,
                                      Seconds(start, now), 0);
         Record(HttpStatusFor(ev.error.code()), "error", ev.stats, now);

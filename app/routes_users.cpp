@@ -8,7 +8,7 @@ Json UsageJson(const accounts::User& user, const accounts::UsageReport& report) 
   Json days = Json::array();
   for (const auto& d : report.days)
     days.push_back({{"day", d.day}, {"prompt_tokens", d.prompt_tokens}, {"completion_tokens", d.completion_tokens},
-                    {"requests", d.requests}});
+                    {"requests", d.requests}, {"successful_answers", d.successful_answers}});
   return {{"user_id", user.id},
           {"username", user.username},
           {"period", std::string(accounts::PeriodName(report.quota.period))},
@@ -29,10 +29,43 @@ Json UserJson(const accounts::User& u, int64_t used) {
           {"used", used}};
 }
 
-HttpResponse Usage(AppContext& ctx, const accounts::User& user) {
+Result<Json> OwnUsage(AppContext& ctx, const accounts::User& user) {
   auto report = ctx.accounts->quota().GetUsage(user);
-  if (!report.ok()) return ErrorResponse(report.status());
-  return JsonResponse(200, UsageJson(user, *report));
+  if (!report.ok()) return report.status();
+  return UsageJson(user, *report);
+}
+
+// The admin's cost view: every user's tokens per day over the last 31 days
+// and the tokens spent per successful answer (failed and cancelled requests
+// cost tokens too, so they raise the ratio).
+Result<Json> CostView(AppContext& ctx) {
+  auto users = ctx.accounts->users().List();
+  if (!users.ok()) return users.status();
+  Json list = Json::array();
+  int64_t all_tokens = 0, all_answers = 0;
+  for (const auto& u : *users) {
+    auto report = ctx.accounts->quota().GetUsage(u);
+    if (!report.ok()) return report.status();
+    int64_t tokens = 0, answers = 0, requests = 0;
+    for (const auto& d : report->days) {
+      tokens += d.prompt_tokens + d.completion_tokens;
+      answers += d.successful_answers;
+      requests += d.requests;
+    }
+    all_tokens += tokens;
+    all_answers += answers;
+    Json j = UsageJson(u, *report);
+    j["total_tokens"] = tokens;
+    j["requests"] = requests;
+    j["successful_answers"] = answers;
+    j["tokens_per_successful_answer"] = answers > 0 ? Json(static_cast<double>(tokens) / answers) : Json(nullptr);
+    list.push_back(j);
+  }
+  return Json{{"users", list},
+              {"total_tokens", all_tokens},
+              {"successful_answers", all_answers},
+              {"tokens_per_successful_answer",
+               all_answers > 0 ? Json(static_cast<double>(all_tokens) / all_answers) : Json(nullptr)}};
 }
 
 }  // namespace
@@ -78,7 +111,14 @@ void RegisterUserRoutes(HttpServer& http, AppContext& ctx) {
 
   http.Route("GET", "/v1/usage", WithUser(ctx, Access::kUser, false, [&ctx](const HttpRequest&, HttpExchange&,
                                                                             const accounts::User& user) {
-    return Usage(ctx, user);
+    auto own = OwnUsage(ctx, user);
+    if (!own.ok()) return ErrorResponse(own.status());
+    if (user.role == accounts::Role::kAdmin) {  // admins also get the cost view over all users
+      auto cost = CostView(ctx);
+      if (!cost.ok()) return ErrorResponse(cost.status());
+      (*own)["all_users"] = std::move(cost).value();
+    }
+    return JsonResponse(200, *own);
   }));
 
   http.Route("GET", "/v1/users/:id/usage", WithUser(ctx, Access::kAdmin, false, [&ctx](const HttpRequest& req,
@@ -92,7 +132,8 @@ void RegisterUserRoutes(HttpServer& http, AppContext& ctx) {
     }
     auto user = ctx.accounts->users().Get(id);
     if (!user.ok()) return ErrorResponse(user.status());
-    return Usage(ctx, *user);
+    auto usage = OwnUsage(ctx, *user);
+    return usage.ok() ? JsonResponse(200, *usage) : ErrorResponse(usage.status());
   }));
 }
 

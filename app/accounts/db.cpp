@@ -25,6 +25,8 @@ namespace {
 //            the maximum lifetime; see sessions.h).
 // usage      one row per settled request: the tokens actually charged. The
 //            used budget of a period is SUM(prompt+completion) over its rows.
+//            completed (v2) is 1 when the request finished normally (Settle),
+//            0 when it was released unfinished (error, cancel, client gone).
 const char* const kMigrations[] = {
     R"sql(
 CREATE TABLE users (
@@ -61,6 +63,9 @@ CREATE TABLE usage (
   created_at        INTEGER NOT NULL
 );
 CREATE INDEX usage_user_time ON usage(user_id, created_at);
+)sql",
+    R"sql(
+ALTER TABLE usage ADD COLUMN completed INTEGER NOT NULL DEFAULT 1;
 )sql",
 };
 

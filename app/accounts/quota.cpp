@@ -45,7 +45,7 @@ struct QuotaLedger::Core {
   // when `record`, writes the usage row. The account is moved to the current
   // period first, so a reload cannot count the new row twice.
   Status Finish(int64_t user_id, int64_t reserved, int64_t prompt, int64_t completion,
-                const std::string& route, bool record) {
+                const std::string& route, bool record, bool completed) {
     std::lock_guard<std::mutex> lock(mu);
     int64_t now = clock->NowSeconds();
     Result<Account*> touched = Touch(user_id, now);
@@ -55,10 +55,11 @@ struct QuotaLedger::Core {
     if (!record) return touched.status();
     auto db_lock = db->Lock();
     Result<Statement> insert = db->Prepare(
-        "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, "
-        "?, ?)");
+        "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at, completed) "
+        "VALUES (?, ?, ?, ?, ?, ?)");
     if (!insert.ok()) return insert.status();
-    insert->Bind(1, user_id).Bind(2, route).Bind(3, prompt).Bind(4, completion).Bind(5, now);
+    insert->Bind(1, user_id).Bind(2, route).Bind(3, prompt).Bind(4, completion).Bind(5, now).Bind(
+        6, int64_t{completed ? 1 : 0});
     Status written = insert->Run();
     return written.ok() ? touched.status() : written;
   }
@@ -106,7 +107,7 @@ Status Reservation::Settle(int64_t prompt_tokens, int64_t completion_tokens) {
   state_->active = false;
   return state_->core->Finish(state_->user_id, state_->tokens, prompt_tokens, completion_tokens,
                               state_->route,
-                              /*record=*/true);
+                              /*record=*/true, /*completed=*/true);
 }
 
 Status Reservation::Release() {
@@ -115,7 +116,7 @@ Status Reservation::Release() {
   int64_t prompt = state_->reported_prompt.load();
   int64_t completion = state_->reported_completion.load();
   return state_->core->Finish(state_->user_id, state_->tokens, prompt, completion, state_->route,
-                              /*record=*/prompt + completion > 0);
+                              /*record=*/prompt + completion > 0, /*completed=*/false);
 }
 
 // ---- QuotaLedger ----
@@ -195,7 +196,8 @@ Result<QuotaStatus> QuotaLedger::GetStatus(const User& user) {
 Result<std::vector<DayUsage>> QuotaLedger::DailyUsage(int64_t user_id, int64_t since_unix_s) {
   auto lock = core_->db->Lock();
   Result<Statement> query = core_->db->Prepare(
-      "SELECT date(created_at, 'unixepoch') AS day, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*) "
+      "SELECT date(created_at, 'unixepoch') AS day, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*), "
+      "SUM(CASE WHEN completed = 1 AND route <> '/v1/embeddings' THEN 1 ELSE 0 END) "
       "FROM usage WHERE user_id = ? AND created_at >= ? GROUP BY day ORDER BY day");
   if (!query.ok()) return query.status();
   query->Bind(1, user_id).Bind(2, since_unix_s);
@@ -209,6 +211,7 @@ Result<std::vector<DayUsage>> QuotaLedger::DailyUsage(int64_t user_id, int64_t s
     day.prompt_tokens = query->ColumnInt(1);
     day.completion_tokens = query->ColumnInt(2);
     day.requests = query->ColumnInt(3);
+    day.successful_answers = query->ColumnInt(4);
     days.push_back(std::move(day));
   }
   return days;

@@ -93,3 +93,37 @@ def test_request_log_has_ids_but_no_plaintext_content(logged_server):
     assert "aubergine" not in everything and SECRET_PROMPT not in everything
     sealed = [json.loads(l) for f in content_files for l in open(f)]
     assert any(x["request_id"] == "trace-42" and x["box"] and x["nonce"] for x in sealed)
+
+
+def test_admin_cost_view_counts_tokens_per_successful_answer(logged_server):
+    import socket
+    import time
+    s = logged_server
+    key = requests.post(s.url + "/v1/users", headers=s.headers(),
+                        json={"username": "costly", "password": "password-costly"}).json()["api_key"]
+    ok = requests.post(s.url + "/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                       json={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5})
+    assert ok.status_code == 200
+    # A second request whose client goes away mid-stream: charged, but no answer.
+    body = json.dumps({"messages": [{"role": "user", "content": "Tell a long story."}], "max_tokens": 300,
+                       "stream": True}).encode()
+    c = socket.create_connection(("127.0.0.1", s.port))
+    c.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key.encode() +
+              b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    got = b""
+    while got.count(b"data: ") < 3:
+        got += c.recv(4096)
+    c.close()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        me = requests.get(s.url + "/v1/usage", headers={"Authorization": f"Bearer {key}"}).json()
+        if sum(d["requests"] for d in me["days"]) == 2 and me["reserved"] == 0:
+            break
+        time.sleep(0.2)
+    assert "all_users" not in me  # the cost view is for admins only
+    view = requests.get(s.url + "/v1/usage", headers=s.headers()).json()["all_users"]
+    costly = next(u for u in view["users"] if u["username"] == "costly")
+    assert costly["requests"] == 2 and costly["successful_answers"] == 1
+    assert costly["total_tokens"] > ok.json()["usage"]["total_tokens"]
+    assert costly["tokens_per_successful_answer"] == costly["total_tokens"]
+    assert view["successful_answers"] >= 1 and view["total_tokens"] >= costly["total_tokens"]

@@ -109,6 +109,9 @@ TEST(Quota, ReserveSettleReleaseArithmetic) {
   EXPECT_EQ((*days)[0].prompt_tokens, 100 + 40 + 35);
   EXPECT_EQ((*days)[0].completion_tokens, 50 + 25);
   EXPECT_EQ((*days)[0].requests, 3);
+  // Only the settled generation is a successful answer: the dropped request and
+  // the embeddings are not.
+  EXPECT_EQ((*days)[0].successful_answers, 1);
 
   EXPECT_EQ(quota.Reserve(alice, -1, "/v1/ask").status().code(), StatusCode::kInvalidArgument);
 }
