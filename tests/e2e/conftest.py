@@ -74,6 +74,22 @@ class Server:
         return {"Authorization": f"Bearer {key}"}
 
 
+def abandon_stream(server, key, content="Tell a very long story.", max_tokens=400):
+    """Starts a streamed chat completion on a raw socket and closes the
+    connection after the first events, as a client that goes away does."""
+    import json
+    body = json.dumps({"messages": [{"role": "user", "content": content}], "max_tokens": max_tokens,
+                       "stream": True}).encode()
+    s = socket.create_connection(("127.0.0.1", server.port))
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key.encode() +
+              b"\r\nContent-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" +
+              body)
+    got = b""
+    while got.count(b"data: ") < 3:
+        got += s.recv(4096)
+    s.close()
+
+
 @pytest.fixture(scope="module")
 def server():
     with tempfile.TemporaryDirectory(prefix="ragd-e2e-") as data:

@@ -9,7 +9,7 @@ import tempfile
 import pytest
 import requests
 
-from conftest import ADMIN_KEY, Server
+from conftest import ADMIN_KEY, Server, abandon_stream
 
 CONTENT_KEY = "8f" * 32
 SECRET_PROMPT = "Describe the aubergine submarine protocol"
@@ -96,7 +96,6 @@ def test_request_log_has_ids_but_no_plaintext_content(logged_server):
 
 
 def test_admin_cost_view_counts_tokens_per_successful_answer(logged_server):
-    import socket
     import time
     s = logged_server
     key = requests.post(s.url + "/v1/users", headers=s.headers(),
@@ -105,15 +104,7 @@ def test_admin_cost_view_counts_tokens_per_successful_answer(logged_server):
                        json={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5})
     assert ok.status_code == 200
     # A second request whose client goes away mid-stream: charged, but no answer.
-    body = json.dumps({"messages": [{"role": "user", "content": "Tell a long story."}], "max_tokens": 300,
-                       "stream": True}).encode()
-    c = socket.create_connection(("127.0.0.1", s.port))
-    c.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key.encode() +
-              b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-    got = b""
-    while got.count(b"data: ") < 3:
-        got += c.recv(4096)
-    c.close()
+    abandon_stream(s, key, content="Tell a long story.", max_tokens=300)
     deadline = time.time() + 30
     while time.time() < deadline:
         me = requests.get(s.url + "/v1/usage", headers={"Authorization": f"Bearer {key}"}).json()

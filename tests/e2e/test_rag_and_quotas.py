@@ -2,13 +2,12 @@
 import concurrent.futures
 import json
 import re
-import socket
 import time
 
 import pytest
 import requests
 
-from conftest import ADMIN_KEY
+from conftest import ADMIN_KEY, abandon_stream
 
 
 def post(server, path, body, key=ADMIN_KEY, **kw):
@@ -117,15 +116,7 @@ def test_concurrent_requests_never_exceed_the_budget(server):
 
 
 def test_disconnect_mid_stream_frees_the_slot(server):
-    body = json.dumps({"messages": [{"role": "user", "content": "Tell a very long story."}], "max_tokens": 400,
-                       "stream": True}).encode()
-    s = socket.create_connection(("127.0.0.1", server.port))
-    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + ADMIN_KEY.encode() +
-              b"\r\nContent-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-    got = b""
-    while got.count(b"data: ") < 3:
-        got += s.recv(4096)
-    s.close()
+    abandon_stream(server, ADMIN_KEY)
     deadline = time.time() + 30
     while time.time() < deadline:
         metrics = requests.get(server.url + "/metrics").text
