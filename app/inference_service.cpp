@@ -108,6 +108,9 @@ void InferenceService::Loop() {
       }
     }
     std::erase_if(active, [](const std::unique_ptr<Job>& j) { return j == nullptr; });
+    size_t kv = 0;
+    for (const auto& job : active) kv += job->generation->kv_cache_bytes();
+    kv_bytes_ = kv;
     std::lock_guard<std::mutex> lock(mu_);
     running_ = active.size();
     if (stopping_ && active.empty() && queue_.empty()) return;

@@ -12,6 +12,7 @@
 // a callback cancels that request only, before its next token.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -68,6 +69,8 @@ class InferenceService {
 
   size_t running() const;
   size_t waiting() const;
+  // KV-cache memory held by the running generations, in bytes.
+  size_t kv_cache_bytes() const { return kv_bytes_.load(); }
 
  private:
   struct Job;
@@ -80,6 +83,7 @@ class InferenceService {
   std::deque<std::unique_ptr<Job>> queue_;  // GUARDED_BY(mu_)
   size_t running_ = 0;                      // GUARDED_BY(mu_)
   bool stopping_ = false;                   // GUARDED_BY(mu_)
+  std::atomic<size_t> kv_bytes_{0};         // written by the inference thread
   std::thread thread_;
 };
 

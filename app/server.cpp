@@ -108,6 +108,7 @@ Status RagServer::Start() {
     if (ctx_.ready) {
       g["ragd_requests_running"] = static_cast<double>(ctx_.inference->running());
       g["ragd_requests_waiting"] = static_cast<double>(ctx_.inference->waiting());
+      g["ragd_kv_cache_bytes"] = static_cast<double>(ctx_.inference->kv_cache_bytes());
     }
     return g;
   });

@@ -48,6 +48,8 @@ struct Generation::State {
   std::vector<float> logits;
 };
 
+size_t Generation::kv_cache_bytes() const { return state_->cache ? state_->cache->bytes() : 0; }
+
 Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
   if (options.context_length < 0) return Status::InvalidArgument("context_length must be >= 0");
   auto file = GgufFile::Open(options.model_path);

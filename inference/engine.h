@@ -95,6 +95,8 @@ class Generation {
   CancelHandle cancel_handle() const { return cancel_; }
   // All completion token ids so far.
   const std::vector<TokenId>& completion() const { return completion_; }
+  // Memory held by this generation's KV cache (0 once finished).
+  size_t kv_cache_bytes() const;
 
  private:
   friend class Engine;

@@ -61,6 +61,7 @@ def test_metrics_follow_known_traffic_and_pass_promtool(logged_server):
     assert metric(after, "ragd_time_to_first_token_seconds_count") == \
         metric(before, "ragd_time_to_first_token_seconds_count") + 1
     assert metric(after, "ragd_ready") == 1
+    assert re.search(r"^ragd_kv_cache_bytes [0-9.e+]+$", after, re.M)  # idle now: no cache held
     # Label sets stay bounded: no user names or ids in any label.
     assert "tiny" not in after
     assert not re.search(r'\b(user|user_id|username|question|prompt)="', after)
