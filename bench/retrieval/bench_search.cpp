@@ -106,7 +106,15 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows when redirected
   using namespace ragd;
   std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  for (int i = 1; i < argc; ++i) {
+    const int n = std::atoi(argv[i]);
+    if (n <= 0) {
+      std::fprintf(stderr,
+                   "usage: bench_search [CHUNKS...]   (default 10000 100000; RAGD_BENCH_INDEX=hnsw for HNSW)\n");
+      return 2;
+    }
+    sizes.push_back(n);
+  }
   if (sizes.empty()) sizes = {10000, 100000};
   const char* kind = std::getenv("RAGD_BENCH_INDEX");
   const char* models = std::getenv("RAGD_MODELS");
