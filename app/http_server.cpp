@@ -218,6 +218,13 @@ class Exchange : public HttpExchange {
   bool deferred() const override { return response_ != nullptr; }
   const std::string& request_id() const override { return request_id_; }
 
+  // Answers at once, on the reactor thread: nothing to cancel, so the
+  // response is not registered for disconnect notices.
+  void SendNow(const HttpResponse& r) {
+    peer_->setIdle(true);  // the response bypasses ResponseWriter: keep Pistache's timeouts off
+    PeerResponse(peer_, request_id_).Send(r);
+  }
+
  private:
   Shared* shared_;
   std::shared_ptr<Tcp::Peer> peer_;
@@ -274,7 +281,7 @@ class PistacheHandler : public Http::Handler {
     // Every response goes out as raw bytes through the peer, like the deferred
     // ones: Pistache 0.0.5's ResponseWriter drops raw headers (Set-Cookie,
     // Retry-After) on this path.
-    exchange.Defer()->Send(resp);
+    exchange.SendNow(resp);
     if (on_response_)
       on_response_(req, resp.status, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
