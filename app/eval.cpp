@@ -7,19 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include "app/rag_prompt.h"
+#include "common/text.h"
 
 namespace ragd::app {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool ContainsNoCase(std::string_view haystack, std::string_view needle) {
   if (needle.empty()) return false;
-  return Lower(haystack).find(Lower(needle)) != std::string::npos;
+  return AsciiLower(haystack).find(AsciiLower(needle)) != std::string::npos;
 }
 
 bool IsWordByte(char c) {
@@ -96,7 +91,7 @@ bool MatchesLabel(const HitDocument& doc, const std::string& label) {
   if (label.empty()) return false;
   std::string_view name = doc.source_name;
   if (size_t slash = name.find_last_of("/\\"); slash != std::string_view::npos) name = name.substr(slash + 1);
-  return Lower(name) == Lower(label) || Lower(doc.title) == Lower(label);
+  return AsciiLower(name) == AsciiLower(label) || AsciiLower(doc.title) == AsciiLower(label);
 }
 
 int FirstRelevantRank(const std::vector<HitDocument>& hits, const std::vector<std::string>& labels) {
@@ -140,7 +135,7 @@ std::set<std::string> ContentWords(std::string_view text) {
     size_t j = i;
     while (j < text.size() && IsWordByte(text[j])) ++j;
     if (j - i >= 4) {
-      std::string w = Lower(text.substr(i, j - i));
+      std::string w = AsciiLower(text.substr(i, j - i));
       if (kFunctionWords.count(w) == 0) out.insert(std::move(w));
     }
     i = j;

@@ -6,6 +6,8 @@
 // Tcp::Handler::onDisconnection.
 #include "app/http_server.h"
 
+#include "common/text.h"
+
 #include <pistache/endpoint.h>
 #include <pistache/http.h>
 #include <pistache/peer.h>
@@ -248,9 +250,9 @@ class PistacheHandler : public Http::Handler {
     for (const auto& h : request.headers().list()) {
       std::ostringstream v;
       h->write(v);
-      req.headers[Lower(h->name())] = v.str();
+      req.headers[AsciiLower(h->name())] = v.str();
     }
-    for (const auto& [name, raw] : request.headers().rawList()) req.headers[Lower(name)] = raw.value();
+    for (const auto& [name, raw] : request.headers().rawList()) req.headers[AsciiLower(name)] = raw.value();
     for (auto it = request.query().parameters_begin(); it != request.query().parameters_end(); ++it)
       req.query[PercentDecode(it->first)] = PercentDecode(it->second);
 
@@ -299,11 +301,6 @@ class PistacheHandler : public Http::Handler {
   }
 
  private:
-  static std::string Lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  }
-
   std::shared_ptr<Shared> shared_;
   size_t max_json_bytes_;
   ResponseHook on_response_;

@@ -7,15 +7,9 @@
 namespace ragd::app {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The value of `param` in a header like `form-data; name="file"; filename="a.txt"`.
 std::string HeaderParam(std::string_view header, std::string_view param) {
-  const std::string lower = Lower(header);
+  const std::string lower = AsciiLower(header);
   const std::string key = std::string(param) + "=";
   size_t pos = 0;
   while ((pos = lower.find(key, pos)) != std::string::npos) {
@@ -39,7 +33,7 @@ std::string HeaderParam(std::string_view header, std::string_view param) {
 }  // namespace
 
 Result<std::string> MultipartBoundary(std::string_view content_type) {
-  if (Lower(content_type).rfind("multipart/form-data", 0) != 0)
+  if (AsciiLower(content_type).rfind("multipart/form-data", 0) != 0)
     return Status::InvalidArgument("expected Content-Type multipart/form-data");
   std::string b = HeaderParam(content_type, "boundary");
   if (b.empty() || b.size() > 200) return Status::InvalidArgument("multipart body without a valid boundary");
@@ -66,7 +60,7 @@ Result<std::vector<FormPart>> ParseMultipart(std::string_view body, std::string_
       headers = eol == std::string_view::npos ? std::string_view() : headers.substr(eol + 2);
       const size_t colon = line.find(':');
       if (colon == std::string_view::npos) continue;
-      const std::string name = Lower(Trim(line.substr(0, colon)));
+      const std::string name = AsciiLower(Trim(line.substr(0, colon)));
       const std::string_view value = Trim(line.substr(colon + 1));
       if (name == "content-disposition") {
         part.name = HeaderParam(value, "name");

@@ -61,6 +61,13 @@ std::string RepairUtf8(std::string_view s) {
   return out;
 }
 
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
 std::string_view Trim(std::string_view s) {
   const char* ws = " \t\r\n\f\v";
   const size_t b = s.find_first_not_of(ws);

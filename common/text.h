@@ -18,6 +18,9 @@ size_t CompleteUtf8Prefix(std::string_view s);
 // Replaces every invalid byte sequence with U+FFFD.
 std::string RepairUtf8(std::string_view s);
 
+// A copy with ASCII letters lower-cased (other bytes unchanged).
+std::string AsciiLower(std::string_view s);
+
 // ASCII whitespace trimmed from both ends.
 std::string_view Trim(std::string_view s);
 

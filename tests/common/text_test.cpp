@@ -29,6 +29,10 @@ TEST(Utf8Test, RepairReplacesInvalidBytes) {
   EXPECT_EQ(RepairUtf8("ação"), "ação");
 }
 
+TEST(TextTest, AsciiLowerLeavesOtherBytesAlone) {
+  EXPECT_EQ(AsciiLower("Content-Type: ÄB"), "content-type: Äb");
+}
+
 TEST(TextTest, Trim) {
   EXPECT_EQ(Trim("  hi \n"), "hi");
   EXPECT_EQ(Trim(" \t "), "");
