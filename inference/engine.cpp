@@ -9,6 +9,7 @@
 #include "inference/gguf.h"
 #include "inference/kernels/kernels.h"
 #include "inference/models/model.h"
+#include "inference/sequence.h"
 
 namespace ragd::inference {
 namespace {
@@ -37,18 +38,7 @@ struct Engine::Lock {
   std::mutex mu;
 };
 
-struct Generation::State {
-  std::vector<TokenId> tokens;  // prompt then completion: the penalties' history
-  int prompt_tokens = 0;
-  int max_completion = 0;  // max_tokens capped by the context
-  std::unique_ptr<KvCache> cache;
-  Sampler sampler;
-  StopMatcher stops;
-  IncrementalDecoder decoder;
-  std::vector<float> logits;
-};
-
-size_t Generation::kv_cache_bytes() const { return state_->cache ? state_->cache->bytes() : 0; }
+size_t Generation::kv_cache_bytes() const { return cache_ ? cache_->bytes() : 0; }
 
 Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
   if (options.context_length < 0) return Status::InvalidArgument("context_length must be >= 0");
@@ -88,104 +78,59 @@ int Engine::threads() const { return pool_->size(); }
 const std::string& Engine::architecture() const { return model_->config().architecture; }
 size_t Engine::model_file_bytes() const { return file_->file_size(); }
 
-Result<std::unique_ptr<Generation>> Engine::Start(const GenerationRequest& request) {
-  const int n_prompt = static_cast<int>(request.prompt.size());
-  if (n_prompt == 0) return Status::InvalidArgument("the prompt is empty");
-  if (n_prompt > context_length_) {
-    return Status::OutOfRange("the prompt has " + std::to_string(n_prompt) +
-                              " tokens but the context holds " + std::to_string(context_length_));
-  }
-  const int vocab = static_cast<int>(model_->config().n_vocab);
-  for (int i = 0; i < n_prompt; ++i) {
-    const TokenId t = request.prompt[i];
-    if (t < 0 || t >= vocab) {
-      return Status::OutOfRange("prompt token " + std::to_string(i) + " has id " + std::to_string(t) +
-                                ", outside the vocabulary [0, " + std::to_string(vocab) + ")");
-    }
-  }
-  if (request.max_tokens < 1) return Status::InvalidArgument("max_tokens must be >= 1");
-  auto sampler = Sampler::Create(request.sampling, vocab);
-  if (!sampler.ok()) return sampler.status();
-  auto stops = StopMatcher::Create(request.stop);
-  if (!stops.ok()) return stops.status();
-
-  // The k-th completion token is sampled after prompt + k - 1 positions.
-  const int max_completion = std::min(request.max_tokens, context_length_ - n_prompt + 1);
-  const int64_t capacity = std::max<int64_t>(1, n_prompt + max_completion - 1);
-  auto state = std::unique_ptr<Generation::State>(new Generation::State{request.prompt,
-                                                                        n_prompt,
-                                                                        max_completion,
-                                                                        model_->NewCache(capacity),
-                                                                        std::move(sampler).value(),
-                                                                        std::move(stops).value(),
-                                                                        IncrementalDecoder(*tokenizer_),
-                                                                        {}});
-  state->tokens.reserve(n_prompt + max_completion);
-  return std::unique_ptr<Generation>(new Generation(*this, std::move(state)));
+Status Engine::Forward(std::span<SequenceStep> steps) {
+  std::lock_guard<std::mutex> lock(forward_lock_->mu);
+  return model_->Forward(steps, pool_.get());
 }
 
-Generation::Generation(Engine& engine, std::unique_ptr<State> state)
-    : engine_(engine), state_(std::move(state)) {
-  stats_.prompt_tokens = state_->prompt_tokens;
+Result<std::unique_ptr<Generation>> Engine::Start(const GenerationRequest& request) {
+  auto sequence = Sequence::Create(request, *tokenizer_, context_length_);
+  if (!sequence.ok()) return sequence.status();
+  return std::unique_ptr<Generation>(new Generation(*this, std::move(sequence).value()));
+}
+
+Generation::Generation(Engine& engine, std::unique_ptr<Sequence> sequence)
+    : engine_(engine), sequence_(std::move(sequence)) {
+  stats_.prompt_tokens = sequence_->prompt_tokens();
+  cache_ = engine_.model_->NewCache(sequence_->kv_capacity());
 }
 
 Generation::~Generation() = default;
 
-void Generation::Finish(FinishReason reason, GenerationChunk* last) {
+void Generation::Finish(FinishReason reason) {
   reason_ = reason;
-  state_->cache.reset();  // the KV memory is not needed any more
-  if (last == nullptr) return;
-  std::string tail = state_->decoder.Flush();
-  if (!state_->stops.stopped()) last->text += state_->stops.Push(tail);
-  if (!state_->stops.stopped()) last->text += state_->stops.Flush();
+  cache_.reset();  // the KV memory is not needed any more
 }
 
 Result<std::optional<GenerationChunk>> Generation::Next() {
   if (done()) return std::optional<GenerationChunk>();
   if (cancel_.cancelled()) {
-    Finish(FinishReason::kCancelled, nullptr);
+    Finish(FinishReason::kCancelled);
     return std::optional<GenerationChunk>();
   }
-  State& s = *state_;
   const auto start = std::chrono::steady_clock::now();
   const bool prefill = completion_.empty();
-  const int64_t n_past = s.cache->n_past();
+  const std::vector<TokenId>& tokens = sequence_->tokens();
+  const int64_t n_past = cache_->n_past();
   SequenceStep step;
-  step.cache = s.cache.get();
-  step.tokens = std::span<const TokenId>(s.tokens.data() + n_past, s.tokens.size() - n_past);
-  step.logits = &s.logits;
-  {
-    std::lock_guard<std::mutex> lock(engine_.forward_lock_->mu);
-    Status st = engine_.model_->Forward(std::span<SequenceStep>(&step, 1), engine_.pool_.get());
-    if (!st.ok()) {
-      Finish(FinishReason::kStop, nullptr);
-      return st;
-    }
+  step.cache = cache_.get();
+  step.tokens = std::span<const TokenId>(tokens.data() + n_past, tokens.size() - n_past);
+  step.logits = &logits_;
+  if (Status st = engine_.Forward(std::span<SequenceStep>(&step, 1)); !st.ok()) {
+    Finish(FinishReason::kStop);
+    return st;
   }
-  GenerationChunk chunk;
-  chunk.id = s.sampler.Sample(s.logits, s.tokens);
-  s.tokens.push_back(chunk.id);
-  completion_.push_back(chunk.id);
-  stats_.completion_tokens = static_cast<int>(completion_.size());
-
   FinishReason reason = FinishReason::kNone;
-  const Tokenizer& tok = engine_.tokenizer();
-  if (tok.IsEndOfGeneration(chunk.id)) {
-    reason = FinishReason::kStop;
-  } else {
-    auto text = s.decoder.Push(chunk.id);
-    if (!text.ok()) {
-      Finish(FinishReason::kStop, nullptr);
-      return text.status();
-    }
-    chunk.text = s.stops.Push(*text);
-    if (s.stops.stopped()) reason = FinishReason::kStop;
+  auto chunk = sequence_->Step(logits_, &reason);
+  if (!chunk.ok()) {
+    Finish(FinishReason::kStop);
+    return chunk.status();
   }
-  if (reason == FinishReason::kNone && stats_.completion_tokens >= s.max_completion)
-    reason = FinishReason::kLength;
-  if (reason != FinishReason::kNone) Finish(reason, &chunk);
+  completion_.push_back(chunk->id);
+  stats_.completion_tokens = static_cast<int>(completion_.size());
+  if (reason != FinishReason::kNone) Finish(reason);
   (prefill ? stats_.prompt_ms : stats_.decode_ms) += MsSince(start);
-  return std::optional<GenerationChunk>(std::move(chunk));
+  return std::optional<GenerationChunk>(std::move(chunk).value());
 }
 
 }  // namespace ragd::inference

@@ -11,13 +11,15 @@
 // Generation is used from one thread at a time (its CancelHandle from any);
 // several Generations may run on different threads: their forward passes are
 // serialized inside the engine (one at a time; batching several sequences into
-// one step is the scheduler's job). The Engine must outlive its Generations.
+// one step is the Scheduler's job, see scheduler.h). The Engine must outlive
+// its Generations and Schedulers.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,7 @@ class Model;
 class ThreadPool;
 class GgufFile;
 class KvCache;
+struct SequenceStep;
 
 struct EngineOptions {
   std::string model_path;  // GGUF model file
@@ -53,6 +56,9 @@ struct GenerationRequest {
 struct GenerationStats {
   int prompt_tokens = 0;
   int completion_tokens = 0;  // sampled tokens, an end-of-generation token included
+  int cached_tokens = 0;      // prompt tokens whose keys/values came from the prefix cache
+  int draft_tokens = 0;       // speculative draft tokens proposed
+  int draft_accepted = 0;     // draft tokens that matched what the model chose
   double prompt_ms = 0;       // prefill of the prompt and the first sample
   double decode_ms = 0;       // every later token
 };
@@ -77,6 +83,7 @@ class CancelHandle {
 };
 
 class Engine;
+class Sequence;
 
 class Generation {
  public:
@@ -100,12 +107,13 @@ class Generation {
 
  private:
   friend class Engine;
-  struct State;
-  Generation(Engine& engine, std::unique_ptr<State> state);
-  void Finish(FinishReason reason, GenerationChunk* last);
+  Generation(Engine& engine, std::unique_ptr<Sequence> sequence);
+  void Finish(FinishReason reason);
 
   Engine& engine_;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<Sequence> sequence_;
+  std::unique_ptr<KvCache> cache_;
+  std::vector<float> logits_;
   CancelHandle cancel_;
   FinishReason reason_ = FinishReason::kNone;
   GenerationStats stats_;
@@ -135,7 +143,10 @@ class Engine {
 
  private:
   friend class Generation;
+  friend class Scheduler;
   Engine() = default;
+  // One forward step of the model, serialized with every other caller's.
+  Status Forward(std::span<SequenceStep> steps);
 
   std::unique_ptr<GgufFile> file_;
   std::unique_ptr<Model> model_;

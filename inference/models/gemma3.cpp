@@ -54,6 +54,12 @@ struct Scratch {
   }
 };
 
+// Rows of logits a step returns for one sequence.
+int64_t OutputRows(const SequenceStep& st) {
+  if (st.logits == nullptr) return 0;
+  return st.all_logits ? static_cast<int64_t>(st.tokens.size()) : 1;
+}
+
 class Gemma3Model final : public Model {
  public:
   const ModelConfig& config() const override { return config_; }
@@ -187,8 +193,7 @@ Status Gemma3Model::Forward(std::span<SequenceStep> steps, ThreadPool* pool) {
   for (size_t i = 0; i < steps.size(); ++i) {
     const SequenceStep& st = steps[i];
     const std::string which = "sequence " + std::to_string(i);
-    if (st.cache == nullptr || st.logits == nullptr)
-      return Status::InvalidArgument(which + ": no cache or logits");
+    if (st.cache == nullptr) return Status::InvalidArgument(which + ": no cache");
     if (st.tokens.empty()) return Status::InvalidArgument(which + ": no tokens");
     if (st.cache->n_past() + static_cast<int64_t>(st.tokens.size()) > st.cache->capacity()) {
       return Status::OutOfRange(which + ": " + std::to_string(st.cache->n_past() + st.tokens.size()) +
@@ -202,7 +207,7 @@ Status Gemma3Model::Forward(std::span<SequenceStep> steps, ThreadPool* pool) {
       }
     }
     m += static_cast<int64_t>(st.tokens.size());
-    n_out_rows += st.all_logits ? static_cast<int64_t>(st.tokens.size()) : 1;
+    n_out_rows += OutputRows(st);
   }
   if (m == 0) return Status::Ok();
   s_.Resize(c, m);
@@ -227,8 +232,7 @@ Status Gemma3Model::Forward(std::span<SequenceStep> steps, ThreadPool* pool) {
   int64_t out_row = 0;
   for (const SequenceStep& st : steps) {
     const int64_t n = static_cast<int64_t>(st.tokens.size());
-    const int64_t from = st.all_logits ? 0 : n - 1;
-    for (int64_t i = from; i < n; ++i) {
+    for (int64_t i = n - OutputRows(st); i < n; ++i) {
       RmsNorm(s_.x.data() + (row + i) * c.n_embd, output_norm_, c.n_embd, c.rms_eps,
               s_.out_rows.data() + out_row * c.n_embd);
       ++out_row;
@@ -236,12 +240,14 @@ Status Gemma3Model::Forward(std::span<SequenceStep> steps, ThreadPool* pool) {
     row += n;
   }
   s_.logits.resize(n_out_rows * c.n_vocab);
-  MatMul(token_embd_, s_.out_rows.data(), n_out_rows, s_.logits.data(), pool);
+  if (n_out_rows > 0) MatMul(token_embd_, s_.out_rows.data(), n_out_rows, s_.logits.data(), pool);
   out_row = 0;
   for (SequenceStep& st : steps) {
-    const int64_t rows = st.all_logits ? static_cast<int64_t>(st.tokens.size()) : 1;
-    st.logits->assign(s_.logits.begin() + out_row * c.n_vocab,
-                      s_.logits.begin() + (out_row + rows) * c.n_vocab);
+    const int64_t rows = OutputRows(st);
+    if (st.logits != nullptr) {
+      st.logits->assign(s_.logits.begin() + out_row * c.n_vocab,
+                        s_.logits.begin() + (out_row + rows) * c.n_vocab);
+    }
     out_row += rows;
     st.cache->Advance(static_cast<int64_t>(st.tokens.size()));
   }

@@ -6,16 +6,27 @@
 
 namespace ragd::inference {
 
-KvCache::KvCache(const ModelConfig& config, int64_t capacity)
+int64_t KvCache::SlotsFor(const ModelConfig& config, int layer, int64_t capacity, int64_t spare) {
+  int64_t slots = capacity;
+  if (config.layer_sliding[layer] && config.sliding_window > 0) {
+    slots = std::min(capacity, config.sliding_window + std::max<int64_t>(spare, 0));
+  }
+  return std::max<int64_t>(slots, 1);
+}
+
+size_t KvCache::BytesFor(const ModelConfig& config, int64_t capacity, int64_t spare) {
+  size_t total = 0;
+  for (int l = 0; l < static_cast<int>(config.n_layer); ++l)
+    total += 2 * SlotsFor(config, l, capacity, spare) * config.n_head_kv * config.head_dim * sizeof(float);
+  return total;
+}
+
+KvCache::KvCache(const ModelConfig& config, int64_t capacity, int64_t spare)
     : capacity_(capacity), row_width_(config.n_head_kv * config.head_dim) {
   layers_.resize(config.n_layer);
-  for (int64_t l = 0; l < config.n_layer; ++l) {
+  for (int l = 0; l < static_cast<int>(config.n_layer); ++l) {
     Layer& layer = layers_[l];
-    layer.slots = capacity;
-    if (config.layer_sliding[l] && config.sliding_window > 0) {
-      layer.slots = std::min(capacity, config.sliding_window);
-    }
-    layer.slots = std::max<int64_t>(layer.slots, 1);
+    layer.slots = SlotsFor(config, l, capacity, spare);
     layer.k.assign(layer.slots * row_width_, 0.f);
     layer.v.assign(layer.slots * row_width_, 0.f);
   }

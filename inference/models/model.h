@@ -15,6 +15,7 @@
 // by the Forward() call that it is passed to.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -58,37 +59,55 @@ struct ModelOptions {
 };
 
 // Keys and values of one sequence, per layer. A full-attention layer keeps
-// `capacity` positions; a sliding layer keeps only its window as a ring
-// (position p lives in slot p % window). Memory is allocated up front.
+// `capacity` positions; a sliding layer keeps its window plus `spare` slots as
+// a ring (position p lives in slot p % slots). The spare slots let a step
+// write a few positions past the window and Rewind() them (speculative drafts)
+// without overwriting keys the window still needs. Memory is allocated up front.
 class KvCache {
  public:
-  KvCache(const ModelConfig& config, int64_t capacity);
+  KvCache(const ModelConfig& config, int64_t capacity, int64_t spare = 0);
+  // Bytes a cache of these dimensions holds (what the constructor allocates).
+  static size_t BytesFor(const ModelConfig& config, int64_t capacity, int64_t spare = 0);
 
   int64_t n_past() const { return n_past_; }      // positions already stored
   int64_t capacity() const { return capacity_; }  // most positions it can hold
+  int64_t row_width() const { return row_width_; }  // floats per K or V row (all kv heads)
+  int n_layer() const { return static_cast<int>(layers_.size()); }
   size_t bytes() const;                           // memory held
 
   // Slots of one layer: K or V rows of n_head_kv * head_dim floats.
   int64_t slots(int layer) const { return layers_[layer].slots; }
+  // Whether `layer` still holds position `pos` (< n_past(), not overwritten
+  // in the ring by a later one, rewound or not).
+  bool Holds(int layer, int64_t pos) const { return pos < n_past_ && pos >= written_ - layers_[layer].slots; }
   float* k(int layer, int64_t pos) { return Row(layers_[layer].k, layer, pos); }
   float* v(int layer, int64_t pos) { return Row(layers_[layer].v, layer, pos); }
   const float* k(int layer, int64_t pos) const { return const_cast<KvCache*>(this)->k(layer, pos); }
   const float* v(int layer, int64_t pos) const { return const_cast<KvCache*>(this)->v(layer, pos); }
 
-  void Advance(int64_t n) { n_past_ += n; }
-  void Clear() { n_past_ = 0; }
+  void Advance(int64_t n) {
+    n_past_ += n;
+    written_ = std::max(written_, n_past_);
+  }
+  // Forgets the positions from `n_past` on (n_past <= n_past()). A sliding
+  // layer must not have overwritten what its window needs: rewind at most
+  // `spare` positions behind the furthest one written.
+  void Rewind(int64_t n_past) { n_past_ = n_past; }
+  void Clear() { n_past_ = written_ = 0; }
 
  private:
   struct Layer {
     int64_t slots = 0;
     std::vector<float> k, v;
   };
+  static int64_t SlotsFor(const ModelConfig& config, int layer, int64_t capacity, int64_t spare);
   float* Row(std::vector<float>& buf, int layer, int64_t pos) {
     return buf.data() + (pos % layers_[layer].slots) * row_width_;
   }
   int64_t capacity_ = 0;
   int64_t row_width_ = 0;
   int64_t n_past_ = 0;
+  int64_t written_ = 0;  // furthest position ever stored, plus one
   std::vector<Layer> layers_;
 };
 
@@ -97,7 +116,8 @@ struct SequenceStep {
   KvCache* cache = nullptr;              // its keys/values; advanced by tokens.size()
   std::span<const int32_t> tokens;       // new tokens, at positions cache->n_past() ...
   bool all_logits = false;               // logits for every new token, not only the last
-  std::vector<float>* logits = nullptr;  // out: n_vocab floats per returned position
+  std::vector<float>* logits = nullptr;  // out: n_vocab floats per returned position; null: none
+                                         // (a prefill chunk that is not the prompt's last)
 };
 
 class Model {
@@ -109,9 +129,9 @@ class Model {
   // first (an error leaves every cache untouched).
   virtual Status Forward(std::span<SequenceStep> steps, ThreadPool* pool) = 0;
 
-  // A cache for a sequence of at most `capacity` positions.
-  std::unique_ptr<KvCache> NewCache(int64_t capacity) const {
-    return std::make_unique<KvCache>(config(), capacity);
+  // A cache for a sequence of at most `capacity` positions (see KvCache for `spare`).
+  std::unique_ptr<KvCache> NewCache(int64_t capacity, int64_t spare = 0) const {
+    return std::make_unique<KvCache>(config(), capacity, spare);
   }
 };
 

@@ -1,0 +1,304 @@
+#include "inference/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "inference/kernels/kernels.h"
+#include "inference/models/model.h"
+#include "inference/sequence.h"
+
+namespace ragd::inference {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::string Mib(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / 1048576.0);
+  return buf;
+}
+
+}  // namespace
+
+struct Scheduler::Job {
+  std::unique_ptr<Sequence> seq;
+  SchedulerCallback callback;
+  CancelHandle cancel;
+  size_t kv_bytes = 0;  // what its cache takes, counted against the budget from admission
+  std::unique_ptr<KvCache> cache;
+  GenerationStats stats;
+  Clock::time_point queued_at, admitted_at, first_token_at;
+  double queue_ms = 0;
+  bool done = false;
+  // This step's input: the tokens fed (a prefill chunk, or the last sampled
+  // token followed by the draft) and the logits that come back.
+  std::vector<TokenId> fed;
+  size_t n_draft = 0;
+  bool prefill = false;
+  std::vector<float> logits;
+};
+
+Scheduler::Scheduler(Engine& engine, SchedulerOptions options)
+    : engine_(engine), options_(options), prefix_(engine.model_->config(), options.prefix_cache) {
+  options_.max_running = std::max(1, options_.max_running);
+  options_.step_tokens = std::max(1, options_.step_tokens);
+  options_.draft.max_draft = std::max(0, options_.draft.max_draft);
+  gauges_.kv_budget_bytes = options_.kv_budget_bytes;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+int64_t Scheduler::Spare() const { return options_.speculative ? options_.draft.max_draft : 0; }
+
+Result<CancelHandle> Scheduler::Submit(const GenerationRequest& request, SchedulerCallback callback) {
+  auto seq = Sequence::Create(request, *engine_.tokenizer_, engine_.context_length_);
+  if (!seq.ok()) return seq.status();
+  auto job = std::make_unique<Job>();
+  job->seq = std::move(seq).value();
+  job->kv_bytes = KvCache::BytesFor(engine_.model_->config(), job->seq->kv_capacity(), Spare());
+  if (job->kv_bytes > options_.kv_budget_bytes) {
+    return Status::InvalidArgument("the request needs " + Mib(job->kv_bytes) + " of KV cache (" +
+                                   std::to_string(job->seq->prompt_tokens()) + " prompt tokens + up to " +
+                                   std::to_string(job->seq->max_completion()) +
+                                   " completion tokens), more than the server's whole budget of " +
+                                   Mib(options_.kv_budget_bytes) + "; ask for fewer max_tokens");
+  }
+  job->callback = std::move(callback);
+  job->stats.prompt_tokens = job->seq->prompt_tokens();
+  job->queued_at = Clock::now();
+  CancelHandle handle = job->cancel;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Status::Unavailable("server is shutting down");
+    if (queue_.size() >= static_cast<size_t>(options_.max_queue)) {
+      return Status::Unavailable("too many requests waiting (" + std::to_string(queue_.size()) +
+                                 "); retry shortly");
+    }
+    queue_.push_back(std::move(job));
+    gauges_.waiting = queue_.size();
+  }
+  cv_.notify_one();
+  return handle;
+}
+
+SchedulerGauges Scheduler::gauges() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gauges_;
+}
+
+void Scheduler::Loop() {
+  std::vector<std::unique_ptr<Job>> active;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active.empty(); });
+      if (stopping_) {
+        for (auto& job : queue_) active.push_back(std::move(job));
+        queue_.clear();
+        for (auto& job : active) job->cancel.Cancel();
+      }
+    }
+    Admit(active);
+    for (auto& job : active)
+      if (job->cancel.cancelled()) End(*job, FinishReason::kCancelled);
+    std::erase_if(active, [](const std::unique_ptr<Job>& j) { return j->done; });
+    if (!active.empty()) RunStep(active);
+    std::erase_if(active, [](const std::unique_ptr<Job>& j) { return j->done; });
+
+    std::lock_guard<std::mutex> lock(mu_);
+    gauges_.running = active.size();
+    gauges_.waiting = queue_.size();
+    gauges_.kv_bytes = 0;
+    for (const auto& job : active) gauges_.kv_bytes += job->kv_bytes;
+    gauges_.prefix = prefix_.stats();
+    if (stopping_ && active.empty() && queue_.empty()) return;
+  }
+}
+
+// First come, first served: the head of the queue waits for KV memory rather
+// than letting smaller requests behind it overtake it forever.
+void Scheduler::Admit(std::vector<std::unique_ptr<Job>>& active) {
+  std::vector<std::unique_ptr<Job>> admitted, cancelled;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& job : queue_)
+      if (job->cancel.cancelled()) cancelled.push_back(std::move(job));
+    std::erase(queue_, nullptr);
+    size_t used = 0;
+    for (const auto& job : active) used += job->kv_bytes;
+    while (!queue_.empty() && active.size() + admitted.size() < static_cast<size_t>(options_.max_running)) {
+      if (used + queue_.front()->kv_bytes > options_.kv_budget_bytes) break;
+      used += queue_.front()->kv_bytes;
+      admitted.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+  }
+  for (auto& job : cancelled) End(*job, FinishReason::kCancelled);
+  const auto now = Clock::now();
+  for (auto& job : admitted) {
+    job->admitted_at = now;
+    job->queue_ms = MsBetween(job->queued_at, now);
+    job->cache = engine_.model_->NewCache(job->seq->kv_capacity(), Spare());
+    // At least the last prompt token is computed: its logits give the first token.
+    const auto prompt = job->seq->prompt();
+    job->stats.cached_tokens =
+        static_cast<int>(prefix_.Restore(prompt, static_cast<int64_t>(prompt.size()) - 1, job->cache.get()));
+    active.push_back(std::move(job));
+  }
+}
+
+void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
+  const ModelConfig& config = engine_.model_->config();
+  int64_t budget = options_.step_tokens;
+  std::vector<SequenceStep> steps;
+  std::vector<Job*> in_step;
+  // Decode rows first: every running stream gets its token each step.
+  for (auto& job : active) {
+    const int n_prompt = job->seq->prompt_tokens();
+    if (job->cache->n_past() < n_prompt) continue;
+    const std::vector<TokenId>& tokens = job->seq->tokens();
+    job->prefill = false;
+    job->fed.assign(1, tokens.back());
+    job->n_draft = 0;
+    if (options_.speculative) {
+      // A draft token is worth proposing only if it could still be accepted.
+      const int room = job->seq->max_completion() - job->seq->completion_tokens() - 1;
+      std::vector<TokenId> draft;
+      ProposeDraft(tokens, options_.draft, static_cast<int>(std::min<int64_t>(room, budget - 1)), &draft);
+      job->n_draft = draft.size();
+      job->fed.insert(job->fed.end(), draft.begin(), draft.end());
+    }
+    budget -= static_cast<int64_t>(job->fed.size());
+    SequenceStep& st = steps.emplace_back();
+    st.cache = job->cache.get();
+    st.tokens = job->fed;
+    st.all_logits = job->n_draft > 0;
+    st.logits = &job->logits;
+    in_step.push_back(job.get());
+  }
+  // Then prompt chunks, oldest request first. A chunk leaves the blocks it
+  // completes inside every sliding window, so the prefix cache can keep them.
+  int64_t max_chunk = options_.step_tokens;
+  if (config.sliding_window > 0)
+    max_chunk = std::min<int64_t>(max_chunk, std::max<int64_t>(1, config.sliding_window - prefix_.block_tokens()));
+  for (auto& job : active) {
+    const int64_t n_prompt = job->seq->prompt_tokens();
+    const int64_t n_past = job->cache->n_past();
+    if (n_past >= n_prompt || budget <= 0) continue;
+    const int64_t n = std::min({n_prompt - n_past, budget, max_chunk});
+    const auto prompt = job->seq->prompt();
+    job->prefill = true;
+    job->fed.assign(prompt.begin() + n_past, prompt.begin() + n_past + n);
+    job->n_draft = 0;
+    budget -= n;
+    SequenceStep& st = steps.emplace_back();
+    st.cache = job->cache.get();
+    st.tokens = job->fed;
+    st.logits = n_past + n == n_prompt ? &job->logits : nullptr;
+    in_step.push_back(job.get());
+  }
+
+  const Status status = engine_.Forward(steps);
+  uint64_t n_tokens = 0;
+  for (const SequenceStep& st : steps) n_tokens += st.tokens.size();
+  if (!status.ok()) {
+    for (Job* job : in_step) Fail(*job, status);
+    return;
+  }
+  for (Job* job : in_step) {
+    if (job->prefill) AfterPrefill(*job);
+    else AfterDecode(*job);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++gauges_.steps;
+  gauges_.step_tokens += n_tokens;
+}
+
+void Scheduler::AfterPrefill(Job& job) {
+  const auto prompt = job.seq->prompt();
+  prefix_.Store(prompt, job.cache->n_past(), *job.cache);
+  if (job.cache->n_past() < static_cast<int64_t>(prompt.size())) return;
+  FinishReason reason = FinishReason::kNone;
+  auto chunk = job.seq->Step(job.logits, &reason);
+  job.first_token_at = Clock::now();
+  job.stats.prompt_ms = MsBetween(job.admitted_at, job.first_token_at);
+  if (!chunk.ok()) return Fail(job, chunk.status());
+  Emit(job, *chunk);
+  if (reason != FinishReason::kNone) End(job, reason);
+}
+
+// Row i of the logits follows fed[i]. Row 0 gives the next token; while it
+// equals draft token i the row after it is valid too.
+void Scheduler::AfterDecode(Job& job) {
+  const int64_t n_vocab = engine_.model_->config().n_vocab;
+  const int64_t base = job.cache->n_past() - static_cast<int64_t>(job.fed.size());
+  size_t accepted = 0;
+  for (size_t i = 0; i < job.fed.size(); ++i) {
+    FinishReason reason = FinishReason::kNone;
+    auto chunk = job.seq->Step(std::span<const float>(job.logits).subspan(i * n_vocab, n_vocab), &reason);
+    if (!chunk.ok()) return Fail(job, chunk.status());
+    Emit(job, *chunk);
+    if (reason != FinishReason::kNone) {
+      job.stats.draft_tokens += static_cast<int>(job.n_draft);
+      job.stats.draft_accepted += static_cast<int>(accepted);
+      return End(job, reason);
+    }
+    if (i + 1 == job.fed.size() || chunk->id != job.fed[i + 1]) break;
+    ++accepted;
+  }
+  // Keep the positions of the last token and the accepted drafts only.
+  job.cache->Rewind(base + 1 + static_cast<int64_t>(accepted));
+  job.stats.draft_tokens += static_cast<int>(job.n_draft);
+  job.stats.draft_accepted += static_cast<int>(accepted);
+  std::lock_guard<std::mutex> lock(mu_);
+  gauges_.draft_tokens += job.n_draft;
+  gauges_.draft_accepted += accepted;
+}
+
+void Scheduler::Emit(Job& job, const GenerationChunk& chunk) {
+  job.stats.completion_tokens = job.seq->completion_tokens();
+  SchedulerEvent ev;
+  ev.id = chunk.id;
+  ev.text = chunk.text;
+  if (!job.callback(ev)) job.cancel.Cancel();
+}
+
+void Scheduler::End(Job& job, FinishReason reason) {
+  if (job.done) return;
+  const auto now = Clock::now();
+  if (job.first_token_at != Clock::time_point()) job.stats.decode_ms = MsBetween(job.first_token_at, now);
+  job.stats.completion_tokens = job.seq->completion_tokens();
+  SchedulerEvent ev;
+  ev.kind = SchedulerEvent::Kind::kDone;
+  ev.finish_reason = reason;
+  ev.stats = job.stats;
+  ev.queue_ms = job.queue_ms;
+  job.callback(ev);
+  job.done = true;
+  job.cache.reset();
+}
+
+void Scheduler::Fail(Job& job, const Status& status) {
+  SchedulerEvent ev;
+  ev.kind = SchedulerEvent::Kind::kError;
+  ev.error = status;
+  ev.stats = job.stats;
+  ev.queue_ms = job.queue_ms;
+  job.callback(ev);
+  job.done = true;
+  job.cache.reset();
+}
+
+}  // namespace ragd::inference
