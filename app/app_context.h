@@ -9,11 +9,11 @@
 
 #include "app/accounts/accounts.h"
 #include "app/config.h"
-#include "app/inference_service.h"
 #include "app/metrics.h"
 #include "app/request_log.h"
 #include "app/work_queue.h"
 #include "inference/engine.h"
+#include "inference/scheduler.h"
 #include "retrieval/embedder.h"
 #include "retrieval/retriever.h"
 
@@ -30,7 +30,7 @@ struct AppContext {
   std::unique_ptr<inference::Engine> engine;
   std::shared_ptr<retrieval::Embedder> embedder;
   std::unique_ptr<retrieval::Retriever> retriever;
-  std::unique_ptr<InferenceService> inference;
+  std::unique_ptr<inference::Scheduler> inference;  // the batching inference loop
   std::string llm_id;        // model id shown in /v1/models ("gemma-3-270m-q4_k_m")
   std::string embedding_id;  // "all-MiniLM-L6-v2"
   std::unique_ptr<WorkQueue> ingest_queue;  // uploads are ingested here, one at a time

@@ -80,6 +80,10 @@ Status Validate(const Config& c) {
   RAGD_RETURN_IF_ERROR(range("inference.max_tokens", c.inference.max_tokens, 1, 1 << 20));
   RAGD_RETURN_IF_ERROR(range("inference.max_batch", c.inference.max_batch, 1, 256));
   RAGD_RETURN_IF_ERROR(range("inference.max_queue", c.inference.max_queue, 0, 1 << 20));
+  RAGD_RETURN_IF_ERROR(range("inference.step_tokens", c.inference.step_tokens, 1, 1 << 16));
+  RAGD_RETURN_IF_ERROR(range("inference.kv_cache_bytes", c.inference.kv_cache_bytes, 1 << 20, int64_t{1} << 40));
+  RAGD_RETURN_IF_ERROR(range("inference.prefix_cache_bytes", c.inference.prefix_cache_bytes, 0, int64_t{1} << 40));
+  RAGD_RETURN_IF_ERROR(range("inference.draft_tokens", c.inference.draft_tokens, 1, 64));
   RAGD_RETURN_IF_ERROR(range("retrieval.top_k", c.retrieval.top_k, 1, 100));
   RAGD_RETURN_IF_ERROR(range("retrieval.chunk_tokens", c.retrieval.chunk_tokens, 16, 510));
   RAGD_RETURN_IF_ERROR(range("retrieval.chunk_overlap", c.retrieval.chunk_overlap, 0, c.retrieval.chunk_tokens - 1));
@@ -130,6 +134,12 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("inference.max_tokens", "default answer length in tokens", inference.max_tokens),
       RAGD_FIELD("inference.max_batch", "sequences decoded together", inference.max_batch),
       RAGD_FIELD("inference.max_queue", "waiting requests before 503", inference.max_queue),
+      RAGD_FIELD("inference.step_tokens", "tokens per batched forward pass", inference.step_tokens),
+      RAGD_FIELD("inference.kv_cache_bytes", "KV-cache memory for running sequences", inference.kv_cache_bytes),
+      RAGD_FIELD("inference.prefix_cache_bytes", "KV memory kept for repeated prompt prefixes; 0 = off",
+                 inference.prefix_cache_bytes),
+      RAGD_FIELD("inference.speculative", "prompt-lookup speculative decoding", inference.speculative),
+      RAGD_FIELD("inference.draft_tokens", "draft tokens per sequence and step", inference.draft_tokens),
       RAGD_FIELD("retrieval.top_k", "passages given to the model", retrieval.top_k),
       RAGD_FIELD("retrieval.chunk_tokens", "target chunk length in embedding tokens", retrieval.chunk_tokens),
       RAGD_FIELD("retrieval.chunk_overlap", "tokens shared by neighbouring chunks", retrieval.chunk_overlap),

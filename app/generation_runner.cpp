@@ -45,18 +45,20 @@ struct RunState {
     return {{"prompt_tokens", s.prompt_tokens},
             {"completion_tokens", s.completion_tokens},
             {"total_tokens", s.prompt_tokens + s.completion_tokens},
-            {"prompt_tokens_details", {{"cached_tokens", 0}}}};
+            {"prompt_tokens_details", {{"cached_tokens", s.cached_tokens}}}};
   }
 
   Json Timings(const inference::GenerationStats& s) const {
     const auto per_s = [](int n, double ms) { return ms > 0 ? n * 1000.0 / ms : 0.0; };
-    return {{"cache_n", 0},
-            {"prompt_n", s.prompt_tokens},
+    return {{"cache_n", s.cached_tokens},
+            {"prompt_n", s.prompt_tokens - s.cached_tokens},
             {"prompt_ms", s.prompt_ms},
-            {"prompt_per_second", per_s(s.prompt_tokens, s.prompt_ms)},
+            {"prompt_per_second", per_s(s.prompt_tokens - s.cached_tokens, s.prompt_ms)},
             {"predicted_n", s.completion_tokens},
             {"predicted_ms", s.decode_ms},
             {"predicted_per_second", per_s(std::max(0, s.completion_tokens - 1), s.decode_ms)},
+            {"draft_n", s.draft_tokens},
+            {"draft_n_accepted", s.draft_accepted},
             {"retrieval_ms", plan.retrieval_ms}};
   }
 
@@ -187,11 +189,11 @@ struct RunState {
   }
 
   // Called on the inference thread; false cancels the generation.
-  bool OnEvent(const InferenceEvent& ev) {
+  bool OnEvent(const inference::SchedulerEvent& ev) {
     std::lock_guard<std::mutex> lock(mu);
     const auto now = Clock::now();
     switch (ev.kind) {
-      case InferenceEvent::Kind::kToken: {
+      case inference::SchedulerEvent::Kind::kToken: {
         ++completion_tokens;
         reservation.Report(plan.request.prompt.size(), completion_tokens);
         if (!got_first) {
@@ -207,7 +209,7 @@ struct RunState {
         if (plan.stream && !delta.empty()) StreamDelta(std::string(delta));
         return !response->cancelled();
       }
-      case InferenceEvent::Kind::kDone: {
+      case inference::SchedulerEvent::Kind::kDone: {
         const bool cancelled = ev.finish_reason == inference::FinishReason::kCancelled;
         const std::string finish = cancelled ? "cancelled" : FinishName(ev.finish_reason);
         Settle(ev.stats, !cancelled);
@@ -224,7 +226,7 @@ struct RunState {
         }
         return true;
       }
-      case InferenceEvent::Kind::kError: {
+      case inference::SchedulerEvent::Kind::kError: {
         Settle(ev.stats, false);
         ctx->metrics.CountGeneration("error", ev.stats.prompt_tokens, ev.stats.completion_tokens, -1,
                                      Seconds(start, now), 0);
@@ -298,7 +300,8 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
 
   // The callback waits on state->mu until the response below is ready.
   std::unique_lock<std::mutex> lock(state->mu);
-  auto ticket = ctx.inference->Submit(state->plan.request, [state](const InferenceEvent& ev) { return state->OnEvent(ev); });
+  auto ticket = ctx.inference->Submit(state->plan.request,
+                                      [state](const inference::SchedulerEvent& ev) { return state->OnEvent(ev); });
   if (!ticket.ok()) {
     state->reservation.Release();
     ctx.accounts->rate_limiter().Refund(user.id, budget);

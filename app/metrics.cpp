@@ -74,7 +74,7 @@ void Metrics::CountGeneration(const std::string& finish_reason, int64_t prompt_t
   queue_.Observe(queue_s);
 }
 
-void Metrics::SetGaugeSource(std::function<std::map<std::string, double>()> source) {
+void Metrics::SetGaugeSource(std::function<std::vector<MetricSample>()> source) {
   std::lock_guard<std::mutex> lock(mu_);
   gauges_ = std::move(source);
 }
@@ -83,7 +83,7 @@ std::string Metrics::Render() const {
   std::string out;
   std::map<std::pair<std::string, int>, uint64_t> requests;
   std::map<std::string, uint64_t> reasons;
-  std::function<std::map<std::string, double>()> gauges;
+  std::function<std::vector<MetricSample>()> gauges;
   {
     std::lock_guard<std::mutex> lock(mu_);
     requests = requests_;
@@ -125,9 +125,9 @@ std::string Metrics::Render() const {
   retrieval_.Render("ragd_retrieval_latency_seconds", "", &out);
 
   if (gauges) {
-    for (const auto& [name, value] : gauges()) {
-      Header(&out, name.c_str(), "gauge", "Current value.");
-      out += name + " " + Num(value) + "\n";
+    for (const MetricSample& m : gauges()) {
+      Header(&out, m.name.c_str(), m.counter ? "counter" : "gauge", m.help.c_str());
+      out += m.name + " " + Num(m.value) + "\n";
     }
   }
   return out;

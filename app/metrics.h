@@ -30,6 +30,14 @@ class Histogram {
   uint64_t count_ = 0;            // GUARDED_BY(mu_)
 };
 
+// One value read at scrape time: a gauge, or a counter kept by another module.
+struct MetricSample {
+  std::string name;
+  double value = 0;
+  std::string help;
+  bool counter = false;
+};
+
 class Metrics {
  public:
   Metrics();
@@ -46,8 +54,8 @@ class Metrics {
   void CountContextLengthError() { context_errors_++; }
   void CountEmbeddingTokens(int64_t n) { embedding_tokens_ += n; }
 
-  // Gauges read at scrape time (running/waiting requests...). name -> value.
-  void SetGaugeSource(std::function<std::map<std::string, double>()> source);
+  // Values owned elsewhere, read at scrape time (running requests, cache use...).
+  void SetGaugeSource(std::function<std::vector<MetricSample>()> source);
 
   std::string Render() const;
 
@@ -55,7 +63,7 @@ class Metrics {
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;  // GUARDED_BY(mu_)
   std::map<std::string, uint64_t> finish_reasons_;            // GUARDED_BY(mu_)
-  std::function<std::map<std::string, double>()> gauges_;     // GUARDED_BY(mu_)
+  std::function<std::vector<MetricSample>()> gauges_;         // GUARDED_BY(mu_)
   std::atomic<int64_t> prompt_tokens_{0}, completion_tokens_{0}, embedding_tokens_{0};
   std::atomic<int64_t> quota_rejections_{0}, rate_limit_rejections_{0}, context_errors_{0};
   Histogram request_latency_, ttft_, itl_, e2e_, queue_, retrieval_;

@@ -10,6 +10,19 @@ inference::EngineOptions EngineOptionsFor(const Config& config) {
   return o;
 }
 
+inference::SchedulerOptions SchedulerOptionsFor(const Config& config) {
+  const InferenceConfig& c = config.inference;
+  inference::SchedulerOptions o;
+  o.max_running = static_cast<int>(c.max_batch);
+  o.max_queue = static_cast<int>(c.max_queue);
+  o.step_tokens = static_cast<int>(c.step_tokens);
+  o.kv_budget_bytes = static_cast<size_t>(c.kv_cache_bytes);
+  o.prefix_cache.max_bytes = static_cast<size_t>(c.prefix_cache_bytes);
+  o.speculative = c.speculative;
+  o.draft.max_draft = static_cast<int>(c.draft_tokens);
+  return o;
+}
+
 retrieval::RetrieverOptions RetrieverOptionsFor(const Config& config) {
   retrieval::RetrieverOptions o;
   o.data_dir = config.data_dir;

@@ -4,11 +4,13 @@
 
 #include "app/config.h"
 #include "inference/engine.h"
+#include "inference/scheduler.h"
 #include "retrieval/retriever.h"
 
 namespace ragd::app {
 
 inference::EngineOptions EngineOptionsFor(const Config& config);
+inference::SchedulerOptions SchedulerOptionsFor(const Config& config);
 retrieval::RetrieverOptions RetrieverOptionsFor(const Config& config);
 
 }  // namespace ragd::app

@@ -103,13 +103,25 @@ Status RagServer::Start() {
   RegisterAskRoutes(*http_, ctx_);
   RegisterStaticRoutes(*http_, ctx_);
   ctx_.metrics.SetGaugeSource([this] {
-    std::map<std::string, double> g;
-    g["ragd_ready"] = ctx_.ready ? 1 : 0;
-    if (ctx_.ready) {
-      g["ragd_requests_running"] = static_cast<double>(ctx_.inference->running());
-      g["ragd_requests_waiting"] = static_cast<double>(ctx_.inference->waiting());
-      g["ragd_kv_cache_bytes"] = static_cast<double>(ctx_.inference->kv_cache_bytes());
-    }
+    std::vector<MetricSample> g;
+    g.push_back({"ragd_ready", ctx_.ready ? 1.0 : 0.0, "1 once the models are loaded.", false});
+    if (!ctx_.ready) return g;
+    const inference::SchedulerGauges s = ctx_.inference->gauges();
+    const auto d = [](auto v) { return static_cast<double>(v); };
+    g.push_back({"ragd_requests_running", d(s.running), "Generations admitted to the batch.", false});
+    g.push_back({"ragd_requests_waiting", d(s.waiting), "Generations queued for admission.", false});
+    g.push_back({"ragd_kv_cache_bytes", d(s.kv_bytes), "KV-cache memory held by running generations.", false});
+    g.push_back({"ragd_kv_cache_budget_bytes", d(s.kv_budget_bytes), "KV-cache memory budget.", false});
+    g.push_back({"ragd_kv_cache_usage_ratio", s.kv_budget_bytes ? d(s.kv_bytes) / d(s.kv_budget_bytes) : 0.0,
+                 "Share of the KV-cache budget in use.", false});
+    g.push_back({"ragd_prefix_cache_bytes", d(s.prefix.bytes), "KV memory kept for prompt prefixes.", false});
+    g.push_back({"ragd_prefix_cache_queries_total", d(s.prefix.queries), "Prompts looked up in the prefix cache.", true});
+    g.push_back({"ragd_prefix_cache_hits_total", d(s.prefix.hits), "Prompts that reused a cached prefix.", true});
+    g.push_back({"ragd_prefix_cache_hit_tokens_total", d(s.prefix.hit_tokens), "Prompt tokens reused from the prefix cache.", true});
+    g.push_back({"ragd_batch_steps_total", d(s.steps), "Batched forward passes run.", true});
+    g.push_back({"ragd_batch_step_tokens_total", d(s.step_tokens), "Tokens computed in batched forward passes.", true});
+    g.push_back({"ragd_draft_tokens_total", d(s.draft_tokens), "Speculative draft tokens proposed.", true});
+    g.push_back({"ragd_draft_tokens_accepted_total", d(s.draft_accepted), "Speculative draft tokens accepted.", true});
     return g;
   });
   RAGD_RETURN_IF_ERROR(http_->Start());
@@ -175,10 +187,7 @@ Status RagServer::LoadModelsOrFail() {
     }
   }
 
-  InferenceServiceOptions iopts;
-  iopts.max_running = static_cast<int>(c.inference.max_batch);
-  iopts.max_queue = static_cast<int>(c.inference.max_queue);
-  ctx_.inference = std::make_unique<InferenceService>(*ctx_.engine, iopts);
+  ctx_.inference = std::make_unique<inference::Scheduler>(*ctx_.engine, SchedulerOptionsFor(c));
   ctx_.ingest_queue = std::make_unique<WorkQueue>();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("ragd: ready in %.1f s (%s, %d threads; embeddings %s)\n", s, ctx_.llm_id.c_str(),

@@ -1,0 +1,93 @@
+"""Serving many users at once: batched streams, the prefix cache, speculative
+decoding counters, and the KV-cache budget, seen from outside."""
+import concurrent.futures
+import json
+import os
+import tempfile
+
+import requests
+
+from conftest import ADMIN_KEY, ROOT, Server
+
+
+def post(server, path, body, **kw):
+    return requests.post(server.url + path, json=body, headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+                         timeout=300, **kw)
+
+
+def metric(server, name):
+    for line in requests.get(server.url + "/metrics").text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"{name} not in /metrics")
+
+
+def test_second_question_reuses_the_prompt_prefix(server):
+    question = {"question": "Which file formats does ragd accept for upload?", "max_tokens": 24, "temperature": 0}
+    first = post(server, "/v1/ask", question).json()
+    second = post(server, "/v1/ask", question).json()
+    cached = second["usage"]["prompt_tokens_details"]["cached_tokens"]
+    # Everything but the last block of the prompt comes from the cache.
+    assert cached >= second["usage"]["prompt_tokens"] - 64 and cached > 0
+    assert second["timings"]["cache_n"] == cached
+    assert second["timings"]["prompt_n"] == second["usage"]["prompt_tokens"] - cached
+    assert second["answer"] == first["answer"]  # reuse never changes the answer
+    # Another question shares the rules text at the head of the prompt.
+    other = post(server, "/v1/ask", {"question": "How are quotas counted?", "max_tokens": 8}).json()
+    assert other["usage"]["prompt_tokens_details"]["cached_tokens"] >= 64
+    assert metric(server, "ragd_prefix_cache_hits_total") >= 2
+    assert metric(server, "ragd_prefix_cache_hit_tokens_total") >= cached
+
+
+def test_concurrent_streams_share_forward_passes(server):
+    steps_before = metric(server, "ragd_batch_steps_total")
+
+    def one(i):
+        r = post(server, "/v1/chat/completions",
+                 {"messages": [{"role": "user", "content": f"Count from {i} to {i + 20}."}], "max_tokens": 24,
+                  "temperature": 0, "stream": True, "stream_options": {"include_usage": True}}, stream=True)
+        assert r.status_code == 200
+        text, usage = "", None
+        for line in r.iter_lines(decode_unicode=True):
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("usage"):
+                usage = chunk["usage"]
+            for c in chunk["choices"]:
+                text += c["delta"].get("content", "")
+        return text, usage
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(one, range(6)))
+    tokens = sum(u["completion_tokens"] for _, u in results)
+    assert all(text for text, _ in results)
+    steps = metric(server, "ragd_batch_steps_total") - steps_before
+    assert steps < tokens  # several streams advanced in each forward pass
+    # Each answer equals the one the same request gets alone.
+    alone = one(3)
+    assert alone[0] == results[3][0]
+
+
+def test_speculative_counters_are_reported(server):
+    text = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma"
+    r = post(server, "/v1/completions", {"prompt": f"{text}\n{text}\n{text}\nalpha beta", "max_tokens": 32,
+                                         "temperature": 0}).json()
+    t = r["timings"]
+    assert t["draft_n"] > 0 and 0 < t["draft_n_accepted"] <= t["draft_n"]
+    assert metric(server, "ragd_draft_tokens_accepted_total") >= t["draft_n_accepted"]
+
+
+def test_request_larger_than_the_kv_budget_is_refused_up_front():
+    with tempfile.TemporaryDirectory(prefix="ragd-e2e-") as data:
+        srv = Server(data, extra_args=["--set", "inference.kv_cache_bytes=20971520"]).wait_ready()
+        try:
+            small = post(srv, "/v1/completions", {"prompt": "Hello", "max_tokens": 8})
+            assert small.status_code == 200, small.text
+            big = post(srv, "/v1/completions", {"prompt": "Hello", "max_tokens": 4000})
+            assert big.status_code == 400
+            err = big.json()["error"]
+            assert err["type"] == "invalid_request_error" and "KV cache" in err["message"]
+            assert metric(srv, "ragd_kv_cache_budget_bytes") == 20971520
+        finally:
+            assert srv.stop() == 0, srv.output()
