@@ -44,7 +44,7 @@ struct InferenceConfig {
   int64_t max_queue = 64;          // waiting requests before 503
   int64_t step_tokens = 256;       // tokens per batched forward pass (decode rows, then prompt chunks)
   int64_t kv_cache_bytes = int64_t{512} << 20;      // KV memory of the running sequences at most
-  int64_t prefix_cache_bytes = int64_t{256} << 20;  // KV kept for repeated prompt prefixes; 0 = off
+  int64_t prefix_cache_bytes = int64_t{1} << 30;    // KV kept for repeated prompt prefixes; 0 = off
   bool speculative = true;         // prompt-lookup speculative decoding
   int64_t draft_tokens = 8;        // draft tokens per sequence and step at most
 };

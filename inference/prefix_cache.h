@@ -27,7 +27,7 @@ namespace ragd::inference {
 
 struct PrefixCacheOptions {
   int block_tokens = 64;                       // tokens per block (>= 1)
-  size_t max_bytes = size_t{256} << 20;        // blocks kept at most; 0 = cache off
+  size_t max_bytes = size_t{1} << 30;          // blocks kept at most; 0 = cache off
 };
 
 struct PrefixCacheStats {

@@ -20,8 +20,27 @@ struct PromptLookupOptions {
 
 // Looks for the latest earlier occurrence of the last n tokens of `history`
 // (n from ngram_max down to ngram_min) and copies what followed it, at most
-// min(options.max_draft, limit) tokens, into *draft. Empty when nothing matches.
-void ProposeDraft(std::span<const TokenId> history, const PromptLookupOptions& options, int limit,
-                  std::vector<TokenId>* draft);
+// min(options.max_draft, limit) tokens, into *draft. Returns n, or 0 (and an
+// empty draft) when nothing matches.
+int ProposeDraft(std::span<const TokenId> history, const PromptLookupOptions& options, int limit,
+                 std::vector<TokenId>* draft);
+
+// How many draft tokens are worth verifying, from the acceptance seen so far.
+// Each draft token costs about `row_cost` of a decode step (one more row in
+// the batched product); with per-token acceptance p, k tokens yield
+// 1 + p + ... + p^k tokens per step. Picks the k <= max_draft that maximises
+// tokens per unit of cost. Thread-safety: none (per sequence).
+class DraftBudget {
+ public:
+  explicit DraftBudget(double row_cost = 0.15) : row_cost_(row_cost) {}
+  int Length(int max_draft) const;
+  // After a verification of `proposed` tokens of which the first `accepted` held.
+  void Record(int proposed, int accepted);
+  double acceptance() const { return (hits_ + 0.5) / (hits_ + misses_ + 1); }
+
+ private:
+  double row_cost_;
+  double hits_ = 1, misses_ = 0;  // decayed counts; the prior leans to trying
+};
 
 }  // namespace ragd::inference

@@ -40,6 +40,7 @@ struct Scheduler::Job {
   size_t n_draft = 0;
   bool prefill = false;
   std::vector<float> logits;
+  DraftBudget drafts;  // how many draft tokens this sequence can afford
 };
 
 Scheduler::Scheduler(Engine& engine, SchedulerOptions options)
@@ -173,10 +174,16 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     job->fed.assign(1, tokens.back());
     job->n_draft = 0;
     if (options_.speculative) {
-      // A draft token is worth proposing only if it could still be accepted.
+      // A draft token is worth proposing only if it could still be accepted,
+      // and only as many as this sequence's acceptance pays for; a long match
+      // (a quote going on) is always worth a short try.
       const int room = job->seq->max_completion() - job->seq->completion_tokens() - 1;
       std::vector<TokenId> draft;
-      ProposeDraft(tokens, options_.draft, static_cast<int>(std::min<int64_t>(room, budget - 1)), &draft);
+      const int matched =
+          ProposeDraft(tokens, options_.draft, static_cast<int>(std::min<int64_t>(room, budget - 1)), &draft);
+      int keep = job->drafts.Length(options_.draft.max_draft);
+      if (matched >= 3) keep = std::max(keep, 2);
+      if (draft.size() > static_cast<size_t>(keep)) draft.resize(keep);
       job->n_draft = draft.size();
       job->fed.insert(job->fed.end(), draft.begin(), draft.end());
     }
@@ -260,6 +267,7 @@ void Scheduler::AfterDecode(Job& job) {
   }
   // Keep the positions of the last token and the accepted drafts only.
   job.cache->Rewind(base + 1 + static_cast<int64_t>(accepted));
+  job.drafts.Record(static_cast<int>(job.n_draft), static_cast<int>(accepted));
   job.stats.draft_tokens += static_cast<int>(job.n_draft);
   job.stats.draft_accepted += static_cast<int>(accepted);
   std::lock_guard<std::mutex> lock(mu_);

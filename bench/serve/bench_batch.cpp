@@ -1,0 +1,128 @@
+// bench_batch: what one batched forward pass costs as the batch grows, the
+// figures behind the scheduler's choices (how many sequences to decode
+// together, how many draft tokens a step can afford).
+//
+//   bench_batch [--model PATH] [--threads 2] [--context 600] [--steps 24]
+//
+// Decode: B sequences, each with --context positions already in its cache,
+// one new token each per step: ms per step and aggregate tok/s for B = 1, 2,
+// 4, 8, 16. Verification: one sequence fed 1 + k tokens per step (k draft
+// tokens), all logits: ms per step for k = 0, 2, 4, 8.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "inference/gguf.h"
+#include "inference/kernels/kernels.h"
+#include "inference/models/model.h"
+
+using namespace ragd::inference;
+using ragd::Status;
+
+namespace {
+
+struct Seq {
+  std::unique_ptr<KvCache> cache;
+  std::vector<int32_t> tokens;
+  std::vector<float> logits;
+};
+
+// Mean ms of one step feeding `per_seq` tokens to each of `seqs`.
+double StepMs(Model& model, ThreadPool& pool, std::vector<Seq>& seqs, int per_seq, int steps, int64_t context) {
+  std::vector<SequenceStep> batch(seqs.size());
+  double total = 0;
+  for (int s = 0; s < steps + 1; ++s) {
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      seqs[i].cache->Rewind(context);  // every step sees the same history length
+      batch[i].cache = seqs[i].cache.get();
+      batch[i].tokens = std::span<const int32_t>(seqs[i].tokens.data(), per_seq);
+      batch[i].all_logits = per_seq > 1;
+      batch[i].logits = &seqs[i].logits;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    if (Status st = model.Forward(batch, &pool); !st.ok()) {
+      std::fprintf(stderr, "bench_batch: %s\n", st.ToString().c_str());
+      std::exit(1);
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (s > 0) total += ms;  // the first step warms caches and threads
+  }
+  return total / steps;
+}
+
+std::vector<Seq> MakeSeqs(Model& model, ThreadPool& pool, int n, int64_t context) {
+  std::vector<Seq> seqs(n);
+  for (int i = 0; i < n; ++i) {
+    seqs[i].cache = model.NewCache(context + 16, 16);
+    seqs[i].tokens.resize(context);
+    for (int64_t p = 0; p < context; ++p) seqs[i].tokens[p] = static_cast<int32_t>(1000 + (p * 37 + i * 11) % 5000);
+    SequenceStep st;
+    st.cache = seqs[i].cache.get();
+    st.tokens = seqs[i].tokens;
+    st.logits = &seqs[i].logits;
+    if (Status s = model.Forward(std::span<SequenceStep>(&st, 1), &pool); !s.ok()) std::exit(1);
+  }
+  return seqs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* home = std::getenv("HOME");
+  const char* models = std::getenv("RAGD_MODELS");
+  std::string path =
+      std::string(models && *models ? models : std::string(home ? home : "") + "/.cache/ragd/models") +
+      "/gemma-3-270m-q4_k_m.gguf";
+  int threads = 2, steps = 24;
+  int64_t context = 600;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--model") path = argv[i + 1];
+    else if (a == "--threads") threads = std::atoi(argv[i + 1]);
+    else if (a == "--context") context = std::atoll(argv[i + 1]);
+    else if (a == "--steps") steps = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "bench_batch: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (threads < 1 || steps < 1 || context < 1) {
+    std::fprintf(stderr, "bench_batch: --threads, --steps and --context must be >= 1\n");
+    return 2;
+  }
+  auto file = GgufFile::Open(path);
+  if (!file.ok()) {
+    std::fprintf(stderr, "bench_batch: %s\n", file.status().ToString().c_str());
+    return 1;
+  }
+  auto model = LoadModel(*file);
+  if (!model.ok()) {
+    std::fprintf(stderr, "bench_batch: %s\n", model.status().ToString().c_str());
+    return 1;
+  }
+  ThreadPool pool(threads);
+  std::printf("model %s, %u cores, %d threads, kernels %s, %lld positions of context per sequence\n", path.c_str(),
+              std::thread::hardware_concurrency(), threads, KernelIsaName().c_str(), static_cast<long long>(context));
+  std::printf("batched decode: sequences | ms per step | aggregate tok/s | vs 1 sequence\n");
+  double base = 0;
+  for (int b : {1, 2, 4, 8, 16}) {
+    auto seqs = MakeSeqs(**model, pool, b, context);
+    const double ms = StepMs(**model, pool, seqs, 1, steps, context);
+    const double tps = b * 1000.0 / ms;
+    if (b == 1) base = tps;
+    std::printf("  %2d | %7.2f ms | %7.1f tok/s | %5.2fx\n", b, ms, tps, tps / base);
+  }
+  std::printf("draft verification, 1 sequence: draft tokens | ms per step | vs no draft\n");
+  auto one = MakeSeqs(**model, pool, 1, context);
+  double plain = 0;
+  for (int k : {0, 2, 4, 8}) {
+    const double ms = StepMs(**model, pool, one, 1 + k, steps, context);
+    if (k == 0) plain = ms;
+    std::printf("  %2d | %7.2f ms | %5.2fx\n", k, ms, ms / plain);
+  }
+  return 0;
+}

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Load generator for a running ragd: streaming RAG questions from N clients.
+
+Starts its own `ragd serve` on a loopback port (sample corpus, a temporary
+data folder) unless --url is given, then for each client count runs that many
+clients in closed loop for --seconds: each asks the next question of
+tests/data/sample_questions.jsonl on POST /v1/ask with "stream": true. Prints,
+per client count: requests, errors, aggregate generated tokens/s, time to first
+token p50/p95, inter-token latency p50/p95, and the share of prompt tokens that
+came from the prefix cache. Then compares decode speed with speculative
+decoding on and off (one client, each question once, greedy) and prints the
+draft acceptance rate. Standard library only; loopback only; bounded in time.
+
+  python3 bench/serve/serve_bench.py [--clients 1,4,8,16] [--seconds 40] [--max-tokens 96]
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KEY = "rk-bench-admin-key-0123456789abcdefghijklmnop"
+
+
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    k = (len(values) - 1) * p / 100
+    lo = int(k)
+    hi = min(lo + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+class Server:
+    """A ragd child process on a free loopback port."""
+
+    def __init__(self, binary, settings):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.data = tempfile.mkdtemp(prefix="ragd-bench-")
+        args = [binary, "serve", "--port", str(self.port), "--data", self.data,
+                "--ingest-if-empty", os.path.join(ROOT, "docs", "sample")]
+        for kv in settings:
+            args += ["--set", kv]
+        env = dict(os.environ, RAGD_ADMIN_API_KEY=KEY, RAGD_ADMIN_PASSWORD="bench password 123")
+        self.log = open(os.path.join(self.data, "server.log"), "w")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"ragd exited with {self.proc.returncode}; log in {self.data}/server.log")
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                c.request("GET", "/readyz")
+                if c.getresponse().status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise SystemExit("ragd did not become ready")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+def ask(url, question, max_tokens, temperature=None):
+    """One streamed /v1/ask. Returns a dict of timings and counts, or raises."""
+    u = urllib.parse.urlparse(url)
+    body = {"question": question, "stream": True, "max_tokens": max_tokens}
+    if temperature is not None:
+        body["temperature"] = temperature
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
+    start = time.perf_counter()
+    conn.request("POST", "/v1/ask", json.dumps(body),
+                 {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"})
+    r = conn.getresponse()
+    if r.status != 200:
+        raise RuntimeError(f"HTTP {r.status}: {r.read()[:200]!r}")
+    token_times, done = [], None
+    for raw in r:
+        line = raw.decode().strip()
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        ev = json.loads(line[6:])
+        if ev["type"] == "delta":
+            token_times.append(time.perf_counter())
+        elif ev["type"] == "done":
+            done = ev
+        elif ev["type"] == "error":
+            raise RuntimeError(ev["error"]["message"])
+    conn.close()
+    if done is None:
+        raise RuntimeError("stream ended without a done event")
+    return {"ttft": (token_times[0] - start) if token_times else None,
+            "itl": [b - a for a, b in zip(token_times, token_times[1:])],
+            "usage": done["usage"], "timings": done["timings"]}
+
+
+def run_level(url, questions, clients, seconds, max_tokens, offset):
+    results, errors = [], []
+    lock = threading.Lock()
+    stop_at = time.perf_counter() + seconds
+
+    def client(i):
+        n = offset + i * 7
+        while time.perf_counter() < stop_at:
+            q = questions[n % len(questions)]
+            n += 1
+            try:
+                res = ask(url, q, max_tokens)
+                with lock:
+                    results.append(res)
+            except Exception as e:  # noqa: BLE001 - every failure is counted and shown
+                with lock:
+                    errors.append(str(e))
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    tokens = sum(r["usage"]["completion_tokens"] for r in results)
+    prompt = sum(r["usage"]["prompt_tokens"] for r in results)
+    cached = sum(r["usage"]["prompt_tokens_details"]["cached_tokens"] for r in results)
+    ttft = [r["ttft"] for r in results if r["ttft"] is not None]
+    itl = [x for r in results for x in r["itl"]]
+    return {"clients": clients, "requests": len(results), "errors": errors, "tok_s": tokens / wall,
+            "ttft50": percentile(ttft, 50), "ttft95": percentile(ttft, 95),
+            "itl50": percentile(itl, 50), "itl95": percentile(itl, 95),
+            "cached": cached / prompt if prompt else 0.0}
+
+
+def decode_speed(url, questions, max_tokens):
+    """One client, each question once: decode tok/s from the server's timings."""
+    n = ms = drafts = accepted = 0
+    for q in questions:
+        t = ask(url, q, max_tokens, temperature=0)["timings"]
+        n += max(0, t["predicted_n"] - 1)
+        ms += t["predicted_ms"]
+        drafts += t["draft_n"]
+        accepted += t["draft_n_accepted"]
+    return (n * 1000.0 / ms if ms else 0.0), drafts, accepted
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "ragd"))
+    ap.add_argument("--url", help="an already running ragd (admin key " + KEY + "); skips the speculative comparison")
+    ap.add_argument("--clients", default="1,4,8,16")
+    ap.add_argument("--seconds", type=float, default=40, help="per client count")
+    ap.add_argument("--max-tokens", type=int, default=96)
+    ap.add_argument("--set", action="append", default=[], help="extra ragd settings, key=value")
+    args = ap.parse_args()
+    levels = [int(x) for x in args.clients.split(",")]
+    if any(c < 1 or c > 64 for c in levels):
+        raise SystemExit("--clients: counts between 1 and 64")
+    with open(os.path.join(ROOT, "tests", "data", "sample_questions.jsonl")) as f:
+        questions = [json.loads(line)["question"] for line in f if line.strip()]
+
+    server = None if args.url else Server(args.binary, args.set)
+    url = args.url or server.url
+    try:
+        print(f"ragd serve bench: {os.cpu_count()} cores, {len(questions)} RAG questions (sample corpus), "
+              f"max_tokens {args.max_tokens}, {args.seconds:.0f} s per level, streaming /v1/ask")
+        first = ask(url, questions[0], 8)
+        second = ask(url, questions[1], 8)
+        print(f"prefix cache: first question {first['usage']['prompt_tokens_details']['cached_tokens']} of "
+              f"{first['usage']['prompt_tokens']} prompt tokens cached, second question "
+              f"{second['usage']['prompt_tokens_details']['cached_tokens']} of {second['usage']['prompt_tokens']}")
+        print(f"{'clients':>7} | {'requests':>8} | {'errors':>6} | {'gen tok/s':>9} | {'TTFT p50 / p95 (ms)':>21} | "
+              f"{'ITL p50 / p95 (ms)':>19} | cached prompt")
+        rows = {}
+        for i, clients in enumerate(levels):
+            r = run_level(url, questions, clients, args.seconds, args.max_tokens, offset=i * 5)
+            rows[clients] = r
+            print(f"{clients:>7} | {r['requests']:>8} | {len(r['errors']):>6} | {r['tok_s']:>9.1f} | "
+                  f"{r['ttft50'] * 1000:>9.0f} / {r['ttft95'] * 1000:>9.0f} | {r['itl50'] * 1000:>8.1f} / "
+                  f"{r['itl95'] * 1000:>8.1f} | {r['cached'] * 100:>5.1f} %", flush=True)
+            for e in r["errors"][:3]:
+                print("   error:", e)
+        if 1 in rows and 8 in rows and rows[1]["tok_s"] > 0:
+            print(f"8 clients vs 1: aggregate tok/s {rows[8]['tok_s'] / rows[1]['tok_s']:.2f}x (target >= 4x), "
+                  f"TTFT p95 {rows[8]['ttft95'] / rows[1]['ttft95']:.2f}x (target <= 3x)")
+    finally:
+        if server:
+            server.stop()
+
+    if args.url:
+        return
+    speeds = {}
+    for on in (False, True):
+        srv = Server(args.binary, args.set + [f"inference.speculative={'true' if on else 'false'}"])
+        try:
+            speeds[on] = decode_speed(srv.url, questions, args.max_tokens)
+        finally:
+            srv.stop()
+    (off_tps, _, _), (on_tps, drafts, accepted) = speeds[False], speeds[True]
+    rate = accepted / drafts if drafts else 0.0
+    print(f"speculative decoding, 1 client, {len(questions)} RAG answers (greedy): decode {on_tps:.1f} tok/s on vs "
+          f"{off_tps:.1f} tok/s off = {on_tps / off_tps if off_tps else 0:.2f}x (target >= 1.3x); "
+          f"drafts {drafts}, accepted {accepted} ({rate * 100:.1f} %)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
