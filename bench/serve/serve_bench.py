@@ -115,14 +115,17 @@ def ask(url, question, max_tokens, temperature=None):
             "usage": done["usage"], "timings": done["timings"]}
 
 
-def run_level(url, questions, clients, seconds, max_tokens, offset):
+def run_level(url, questions, clients, seconds, max_tokens, offset, count=None):
+    """Closed loop for `seconds` (or, with `count`, that many questions per client)."""
     results, errors = [], []
     lock = threading.Lock()
     stop_at = time.perf_counter() + seconds
 
     def client(i):
         n = offset + i * 7
-        while time.perf_counter() < stop_at:
+        asked = 0
+        while (asked < count) if count is not None else (time.perf_counter() < stop_at):
+            asked += 1
             q = questions[n % len(questions)]
             n += 1
             try:
@@ -190,15 +193,19 @@ def main():
               f"{second['usage']['prompt_tokens_details']['cached_tokens']} of {second['usage']['prompt_tokens']}")
         print(f"{'clients':>7} | {'requests':>8} | {'errors':>6} | {'gen tok/s':>9} | {'TTFT p50 / p95 (ms)':>21} | "
               f"{'ITL p50 / p95 (ms)':>19} | cached prompt")
-        rows = {}
-        for i, clients in enumerate(levels):
-            r = run_level(url, questions, clients, args.seconds, args.max_tokens, offset=i * 5)
-            rows[clients] = r
-            print(f"{clients:>7} | {r['requests']:>8} | {len(r['errors']):>6} | {r['tok_s']:>9.1f} | "
+
+        def show(label, r):
+            print(f"{label:>7} | {r['requests']:>8} | {len(r['errors']):>6} | {r['tok_s']:>9.1f} | "
                   f"{r['ttft50'] * 1000:>9.0f} / {r['ttft95'] * 1000:>9.0f} | {r['itl50'] * 1000:>8.1f} / "
                   f"{r['itl95'] * 1000:>8.1f} | {r['cached'] * 100:>5.1f} %", flush=True)
             for e in r["errors"][:3]:
                 print("   error:", e)
+
+        show("1 cold", run_level(url, questions, 1, 0, args.max_tokens, offset=2, count=len(questions)))
+        rows = {}
+        for i, clients in enumerate(levels):
+            rows[clients] = run_level(url, questions, clients, args.seconds, args.max_tokens, offset=i * 5)
+            show(str(clients), rows[clients])
         if 1 in rows and 8 in rows and rows[1]["tok_s"] > 0:
             print(f"8 clients vs 1: aggregate tok/s {rows[8]['tok_s'] / rows[1]['tok_s']:.2f}x (target >= 4x), "
                   f"TTFT p95 {rows[8]['ttft95'] / rows[1]['ttft95']:.2f}x (target <= 3x)")
