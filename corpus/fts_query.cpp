@@ -13,6 +13,7 @@
 // English function words are dropped (unless nothing else is left): BM25
 // gives them almost no weight, but each one matches nearly every chunk and
 // would make the query scan the whole index.
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -45,7 +46,7 @@ bool IsTermByte(unsigned char c) {
 
 }  // namespace
 
-std::string BuildFtsQuery(std::string_view user_text) {
+std::vector<std::string> FtsTerms(std::string_view user_text) {
   std::vector<std::string> terms, stopwords;
   std::unordered_set<std::string> seen;
   size_t i = 0;
@@ -63,6 +64,10 @@ std::string BuildFtsQuery(std::string_view user_text) {
     (IsStopword(key) ? stopwords : terms).push_back(std::move(term));
   }
   if (terms.empty()) terms = std::move(stopwords);
+  return terms;
+}
+
+std::string JoinFtsTerms(std::span<const std::string> terms) {
   std::string query;
   for (const std::string& term : terms) {
     if (!query.empty()) query += " OR ";
@@ -72,5 +77,7 @@ std::string BuildFtsQuery(std::string_view user_text) {
   }
   return query;
 }
+
+std::string BuildFtsQuery(std::string_view user_text) { return JoinFtsTerms(FtsTerms(user_text)); }
 
 }  // namespace ragd::corpus

@@ -14,7 +14,9 @@
 //   chunks_fts: FTS5 external-content table over chunks(text, heading), kept in
 //     sync by triggers; rowid = chunks.id.
 //   meta(key, value): 'embedding_dim' = size shared by every stored embedding.
-// Ids use AUTOINCREMENT so a deleted id is never handed out again.
+// Ids use AUTOINCREMENT so a deleted id is never handed out again. A chunk's
+// text and heading never change after insertion (only its embedding may):
+// ragd_bm25 caches FTS row lengths by chunk id on that basis (fts_rank.h).
 #include "corpus/schema.h"
 
 #include <string>

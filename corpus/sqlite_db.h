@@ -66,6 +66,8 @@ class Db {
   Result<int64_t> QueryInt(std::string_view sql);
   int64_t LastInsertRowId() const;
   int64_t Changes() const;
+  // The raw connection, for corpus-internal SQLite extensions (fts_rank.cpp).
+  sqlite3* handle() const { return db_; }
 
  private:
   explicit Db(sqlite3* db) : db_(db) {}

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/text.h"
+#include "corpus/fts_rank.h"
 #include "corpus/schema.h"
 #include "corpus/sqlite_db.h"
 
@@ -21,6 +22,10 @@ static_assert(std::endian::native == std::endian::little, "embedding BLOBs are s
 
 struct Store::Impl {
   StoreOptions options;
+  // Row lengths for ragd_bm25 (see fts_rank.h); declared before the
+  // connections that use it so that it outlives them.
+  internal::RowSizeCache row_sizes;
+  internal::TermFrequencies term_frequencies;  // for SearchLexical's pruning
   std::mutex write_mu;
   std::unique_ptr<Db> writer;  // guarded by write_mu
   std::mutex pool_mu;
@@ -56,7 +61,9 @@ struct Store::Impl {
     }
     auto db = Db::Open(options.path, options.busy_timeout_ms);
     if (!db.ok()) return db.status();
+    RAGD_RETURN_IF_ERROR(internal::CreateTermTable(**db));
     RAGD_RETURN_IF_ERROR((*db)->Exec("PRAGMA query_only = ON"));
+    RAGD_RETURN_IF_ERROR(internal::RegisterBm25(**db, &row_sizes));
     return Reader(this, std::move(db).value());
   }
 };
@@ -182,6 +189,7 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
       db.Exec(options.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL"));
   RAGD_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
   RAGD_RETURN_IF_ERROR(internal::MigrateSchema(db));
+  RAGD_RETURN_IF_ERROR(internal::LoadRowSizes(db, "chunks_fts", impl->row_sizes));
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }
 
@@ -488,45 +496,83 @@ Result<int64_t> Store::CountDocuments() const {
 Result<std::vector<LexicalHit>> Store::SearchLexical(std::string_view query, int top_k,
                                                      std::span<const DocumentId> only_documents) const {
   std::vector<LexicalHit> hits;
-  const std::string match = BuildFtsQuery(RepairUtf8(query));
-  if (match.empty() || top_k <= 0) return hits;
-  // Without a filter the FTS table alone is ranked and only the top k rows
-  // are joined to their documents (joining every match costs more than the
-  // ranking). With a filter the join restricts the matches first.
-  constexpr const char* kRank = "bm25(chunks_fts, 1.0, 0.5)";  // text weighs twice the heading
-  std::string sql;
-  std::string filter;
-  if (only_documents.empty()) {
-    sql = std::string(
-              "SELECT f.rowid, (SELECT document_id FROM chunks WHERE id = f.rowid), f.score FROM "
-              "(SELECT rowid, ") +
-          kRank +
-          " AS score FROM chunks_fts WHERE chunks_fts MATCH ?1 "
-          "ORDER BY score LIMIT ?2) f ORDER BY f.score";
-  } else {
-    sql = std::string("SELECT c.id, c.document_id, ") + kRank +
-          " AS score FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?1"
-          " AND c.document_id IN (SELECT value FROM json_each(?3)) ORDER BY score LIMIT ?2";
-    filter = "[";
-    for (size_t i = 0; i < only_documents.size(); ++i) {
-      if (i > 0) filter += ',';
-      filter += std::to_string(only_documents[i]);
-    }
-    filter += ']';
-  }
+  const std::vector<std::string> terms = FtsTerms(RepairUtf8(query));
+  if (terms.empty() || top_k <= 0) return hits;
   auto reader = impl_->BorrowReader();
   if (!reader.ok()) return reader.status();
-  auto stmt = reader->db().Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  stmt->BindText(1, match);
-  stmt->BindInt(2, top_k);
-  if (!filter.empty()) stmt->BindText(3, filter);
-  for (;;) {
-    auto row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return hits;
-    hits.push_back({stmt->ColumnInt(0), stmt->ColumnInt(1), -stmt->ColumnDouble(2)});
+  Db& db = reader->db();
+
+  // Split the terms into selective and common ones (see store.h): with both,
+  // the MATCH is "(selective) AND (selective OR common)" and the score skips
+  // the first group's phrases. Selective terms must occur (an absent one
+  // would empty the AND); a term of unknown frequency turns pruning off; and
+  // a pruned search that finds fewer than top_k chunks is run again in full,
+  // so that pruning only ever drops chunks ranked below the top_k kept.
+  std::vector<std::string> selective, common;
+  bool prune = only_documents.empty() && terms.size() >= 2;
+  if (prune) {
+    auto rows = db.QueryInt("SELECT count(*) FROM chunks");
+    if (!rows.ok()) return rows.status();
+    prune = *rows >= impl_->options.lexical_prune_from_chunks;
+    for (size_t i = 0; prune && i < terms.size(); ++i) {
+      auto fraction = impl_->term_frequencies.Fraction(db, terms[i], *rows);
+      if (!fraction.ok()) return fraction.status();
+      if (*fraction < 0) prune = false;
+      const bool is_selective = *fraction > 0 && *fraction < impl_->options.lexical_common_fraction;
+      (is_selective ? selective : common).push_back(terms[i]);
+    }
+    prune = prune && !selective.empty() && !common.empty();
   }
+
+  // ragd_bm25 is FTS5's bm25 with cached row lengths (fts_rank.h); text
+  // weighs twice the heading. Without a filter the FTS table alone is ranked
+  // and only the top k rows are joined to their documents (joining every
+  // match costs more than the ranking). With a filter the join restricts the
+  // matches first.
+  auto run = [&](const std::string& match, const std::string& rank) -> Status {
+    hits.clear();
+    std::string sql;
+    std::string filter;
+    if (only_documents.empty()) {
+      sql =
+          "SELECT f.rowid, (SELECT document_id FROM chunks WHERE id = f.rowid), f.score FROM (SELECT "
+          "rowid, " +
+          rank +
+          " AS score FROM chunks_fts WHERE chunks_fts MATCH ?1 "
+          "ORDER BY score LIMIT ?2) f ORDER BY f.score";
+    } else {
+      sql = "SELECT c.id, c.document_id, " + rank +
+            " AS score FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?1"
+            " AND c.document_id IN (SELECT value FROM json_each(?3)) ORDER BY score LIMIT ?2";
+      filter = "[";
+      for (size_t i = 0; i < only_documents.size(); ++i) {
+        if (i > 0) filter += ',';
+        filter += std::to_string(only_documents[i]);
+      }
+      filter += ']';
+    }
+    auto stmt = db.Prepare(sql);
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindText(1, match);
+    stmt->BindInt(2, top_k);
+    if (!filter.empty()) stmt->BindText(3, filter);
+    for (;;) {
+      auto row = stmt->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      hits.push_back({stmt->ColumnInt(0), stmt->ColumnInt(1), -stmt->ColumnDouble(2)});
+    }
+  };
+  if (prune) {
+    std::vector<std::string> all = selective;
+    all.insert(all.end(), common.begin(), common.end());
+    RAGD_RETURN_IF_ERROR(
+        run("(" + JoinFtsTerms(selective) + ") AND (" + JoinFtsTerms(all) + ")",
+            "ragd_bm25_tail(chunks_fts, " + std::to_string(selective.size()) + ", 1.0, 0.5)"));
+    if (hits.size() >= static_cast<size_t>(top_k)) return hits;
+  }
+  RAGD_RETURN_IF_ERROR(run(JoinFtsTerms(terms), "ragd_bm25(chunks_fts, 1.0, 0.5)"));
+  return hits;
 }
 
 Result<int> Store::SchemaVersion() const {

@@ -42,6 +42,11 @@ struct StoreOptions {
   int busy_timeout_ms = 5000;
   // Reader connections kept open for reuse; more are opened on demand under load.
   int max_idle_readers = 4;
+  // SearchLexical on at least this many chunks ranks only chunks holding one
+  // of the query's selective terms, when it also has common ones (see there).
+  int64_t lexical_prune_from_chunks = 20000;
+  // A term found in at least this fraction of the chunks is common.
+  double lexical_common_fraction = 0.05;
 };
 
 // A document as listed (no text, no chunks).
@@ -168,6 +173,15 @@ class Store {
   // function words dropped (see BuildFtsQuery). A query with no searchable
   // term returns no hits (not an error). only_documents non-empty: restrict
   // to those documents.
+  //
+  // Scores are FTS5's bm25() over all the query's terms. Without a document
+  // filter, on a store of at least lexical_prune_from_chunks chunks, a query
+  // that mixes selective terms with common ones (found in at least
+  // lexical_common_fraction of the chunks) ranks only the chunks holding a
+  // selective term: a chunk with common terms only scores low (each term
+  // adds less than 2.2 x its IDF, ~3 at 5%) and skipping those chunks is
+  // what keeps such queries cheap. Term frequencies for that choice are
+  // cached per store (ASCII terms; others always count as selective).
   Result<std::vector<LexicalHit>> SearchLexical(std::string_view query, int top_k,
                                                 std::span<const DocumentId> only_documents = {}) const;
 
@@ -189,5 +203,8 @@ class Store {
 // only they are left; each term double-quoted, joined with OR; "" when there
 // is no term. Exposed for tests.
 std::string BuildFtsQuery(std::string_view user_text);
+// The terms of BuildFtsQuery, in order, and the join that makes the query.
+std::vector<std::string> FtsTerms(std::string_view user_text);
+std::string JoinFtsTerms(std::span<const std::string> terms);
 
 }  // namespace ragd::corpus

@@ -2,11 +2,19 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <new>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <system_error>
+#include <thread>
 
+#include "retrieval/bert_kernels.h"
 #include "retrieval/safetensors.h"
 
 namespace ragd::retrieval {
@@ -108,89 +116,20 @@ Result<BertConfig> ReadConfig(const std::string& path) {
 void Linear(const float* x, int t, int k, const std::vector<float>& w, const std::vector<float>* bias, int n,
             float* y) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, n, k, 1.f, x, k, w.data(), k, 0.f, y, n);
-  if (bias == nullptr) return;
-  const float* b = bias->data();
-  for (int i = 0; i < t; ++i) {
-    float* row = y + static_cast<size_t>(i) * n;
-    for (int j = 0; j < n; ++j) row[j] += b[j];
-  }
+  if (bias != nullptr) kernels::AddBias(y, t, n, bias->data());
 }
 
-// x = LayerNorm(x + r + b_r) over rows of width n (r, b_r may be null).
-void AddLayerNorm(float* x, const float* r, const float* r_bias, int t, int n, const std::vector<float>& g,
-                  const std::vector<float>& b, float eps) {
-  for (int i = 0; i < t; ++i) {
-    float* row = x + static_cast<size_t>(i) * n;
-    if (r != nullptr) {
-      const float* rr = r + static_cast<size_t>(i) * n;
-      for (int j = 0; j < n; ++j) row[j] += rr[j] + r_bias[j];
-    }
-    float sum = 0;
-    for (int j = 0; j < n; ++j) sum += row[j];
-    const float mean = sum / static_cast<float>(n);
-    float var = 0;
-    for (int j = 0; j < n; ++j) var += (row[j] - mean) * (row[j] - mean);
-    var /= static_cast<float>(n);
-    const float inv = 1.f / std::sqrt(var + eps);
-    for (int j = 0; j < n; ++j) row[j] = (row[j] - mean) * inv * g[j] + b[j];
-  }
-}
+// A batch is split over threads only when each part gets at least this many
+// tokens: below it, starting threads costs more than OpenBLAS's own threading
+// of the (small) products.
+constexpr int kMinTokensPerThread = 128;
 
-// exp(x) for x <= 0 by range reduction and a degree-6 polynomial (relative
-// error ~2e-7), written so the compiler vectorizes the loops that call it.
-inline float ExpNonPositive(float x) {
-  x = std::max(x, -87.f);
-  constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-  constexpr float kRound = 12582912.f;  // 1.5 * 2^23: adding it rounds to an integer
-  const float n = (x * kLog2e + kRound) - kRound;
-  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, 4);
-  return p * scale;
-}
-
-// x = gelu(x + b) with the exact (erf) GELU; erf by Abramowitz & Stegun
-// 7.1.26 (absolute error < 1.5e-7), far below float32 noise of the model.
-void BiasGelu(float* x, int t, int n, const std::vector<float>& bias) {
-  constexpr float kInvSqrt2 = 0.70710678118654752f;
-  const float* b = bias.data();
-  for (int i = 0; i < t; ++i) {
-    float* row = x + static_cast<size_t>(i) * n;
-    for (int j = 0; j < n; ++j) {
-      const float v = row[j] + b[j];
-      const float z = v * kInvSqrt2;
-      const float a = std::fabs(z);
-      const float k = 1.f / (1.f + 0.3275911f * a);
-      const float poly =
-          ((((1.061405429f * k - 1.453152027f) * k + 1.421413741f) * k - 0.284496736f) * k + 0.254829592f) *
-          k;
-      const float erf_abs = 1.f - poly * ExpNonPositive(-a * a);
-      const float erf = z < 0 ? -erf_abs : erf_abs;
-      row[j] = 0.5f * v * (1.f + erf);
-    }
-  }
-}
-
-// Row-wise softmax of an n x m matrix, in place.
-void Softmax(float* s, int n, int m) {
-  for (int i = 0; i < n; ++i) {
-    float* row = s + static_cast<size_t>(i) * m;
-    float mx = row[0];
-    for (int j = 1; j < m; ++j) mx = std::max(mx, row[j]);
-    for (int j = 0; j < m; ++j) row[j] = ExpNonPositive(row[j] - mx);
-    float sum = 0;
-    for (int j = 0; j < m; ++j) sum += row[j];
-    const float inv = 1.f / sum;
-    for (int j = 0; j < m; ++j) row[j] *= inv;
-  }
+// OpenBLAS's thread count is process-wide. A split forward pass sets it to 1
+// while its threads run (each thread multiplies its own sequences) and then
+// restores it; this lock keeps two split passes from interleaving that.
+std::mutex& BlasThreadsMutex() {
+  static std::mutex m;
+  return m;
 }
 
 }  // namespace
@@ -237,8 +176,8 @@ Result<BertModel> BertModel::Load(const std::string& dir) {
   return m;
 }
 
-std::vector<float> BertModel::MeanPooled(const std::vector<std::vector<int32_t>>& batch,
-                                         double* flops) const {
+double BertModel::Forward(const std::vector<std::vector<int32_t>>& batch, const std::vector<size_t>& which,
+                          float* pooled) const {
   const BertConfig& c = config_;
   const int h = c.hidden, inter = c.intermediate, dh = c.hidden / c.heads;
   // Sequences are packed back to back without padding: every step but
@@ -246,20 +185,20 @@ std::vector<float> BertModel::MeanPooled(const std::vector<std::vector<int32_t>>
   // tokens, which is what masking the padded keys computes.
   std::vector<int> start, len;
   int t = 0;
-  for (const auto& seq : batch) {
-    const int n = static_cast<int>(std::min<size_t>(seq.size(), static_cast<size_t>(c.max_positions)));
+  for (size_t s : which) {
+    const int n = static_cast<int>(std::min<size_t>(batch[s].size(), static_cast<size_t>(c.max_positions)));
     start.push_back(t);
     len.push_back(n);
     t += n;
   }
-  std::vector<float> pooled(batch.size() * static_cast<size_t>(h), 0.f);
-  if (t == 0) return pooled;
+  if (t == 0) return 0;
 
   std::vector<float> x(static_cast<size_t>(t) * h), qkv(static_cast<size_t>(t) * 3 * h),
       ctx(static_cast<size_t>(t) * h), tmp(static_cast<size_t>(t) * h), up(static_cast<size_t>(t) * inter);
-  for (size_t s = 0; s < batch.size(); ++s) {
+  for (size_t s = 0; s < which.size(); ++s) {
+    const std::vector<int32_t>& ids = batch[which[s]];
     for (int i = 0; i < len[s]; ++i) {
-      int32_t id = batch[s][static_cast<size_t>(i)];
+      int32_t id = ids[static_cast<size_t>(i)];
       if (id < 0 || id >= c.vocab_size) id = 0;
       float* row = x.data() + static_cast<size_t>(start[s] + i) * h;
       const float* we = word_emb_.data() + static_cast<size_t>(id) * h;
@@ -267,14 +206,14 @@ std::vector<float> BertModel::MeanPooled(const std::vector<std::vector<int32_t>>
       for (int j = 0; j < h; ++j) row[j] = we[j] + pe[j] + type_emb_[static_cast<size_t>(j)];
     }
   }
-  AddLayerNorm(x.data(), nullptr, nullptr, t, h, emb_ln_g_, emb_ln_b_, c.eps);
+  kernels::AddLayerNorm(x.data(), nullptr, nullptr, t, h, emb_ln_g_.data(), emb_ln_b_.data(), c.eps);
 
   double mads = 0;
   const float scale = 1.f / std::sqrt(static_cast<float>(dh));
   std::vector<float> scores;
   for (const Layer& L : layers_) {
     Linear(x.data(), t, h, L.qkv_w, &L.qkv_b, 3 * h, qkv.data());
-    for (size_t s = 0; s < batch.size(); ++s) {
+    for (size_t s = 0; s < which.size(); ++s) {
       const int n = len[s];
       if (n == 0) continue;
       scores.resize(static_cast<size_t>(n) * n);
@@ -285,24 +224,24 @@ std::vector<float> BertModel::MeanPooled(const std::vector<std::vector<int32_t>>
         const float* v = base + 2 * h + head * dh;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, dh, scale, q, 3 * h, k, 3 * h, 0.f,
                     scores.data(), n);
-        Softmax(scores.data(), n, n);
+        kernels::Softmax(scores.data(), n, n);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, dh, n, 1.f, scores.data(), n, v, 3 * h, 0.f,
                     ctx.data() + static_cast<size_t>(start[s]) * h + head * dh, h);
       }
       mads += 2.0 * n * n * h;
     }
     Linear(ctx.data(), t, h, L.out_w, nullptr, h, tmp.data());
-    AddLayerNorm(x.data(), tmp.data(), L.out_b.data(), t, h, L.ln1_g, L.ln1_b, c.eps);
+    kernels::AddLayerNorm(x.data(), tmp.data(), L.out_b.data(), t, h, L.ln1_g.data(), L.ln1_b.data(), c.eps);
     Linear(x.data(), t, h, L.ffn_up_w, nullptr, inter, up.data());
-    BiasGelu(up.data(), t, inter, L.ffn_up_b);
+    kernels::BiasGelu(up.data(), t, inter, L.ffn_up_b.data());
     Linear(up.data(), t, inter, L.ffn_down_w, nullptr, h, tmp.data());
-    AddLayerNorm(x.data(), tmp.data(), L.ffn_down_b.data(), t, h, L.ln2_g, L.ln2_b, c.eps);
+    kernels::AddLayerNorm(x.data(), tmp.data(), L.ffn_down_b.data(), t, h, L.ln2_g.data(), L.ln2_b.data(),
+                          c.eps);
     mads += static_cast<double>(t) * (4.0 * h * h + 2.0 * h * inter);
   }
-  if (flops != nullptr) *flops += 2.0 * mads;
 
-  for (size_t s = 0; s < batch.size(); ++s) {
-    float* out = pooled.data() + s * h;
+  for (size_t s = 0; s < which.size(); ++s) {
+    float* out = pooled + which[s] * h;
     for (int i = 0; i < len[s]; ++i) {
       const float* row = x.data() + static_cast<size_t>(start[s] + i) * h;
       for (int j = 0; j < h; ++j) out[j] += row[j];
@@ -310,6 +249,79 @@ std::vector<float> BertModel::MeanPooled(const std::vector<std::vector<int32_t>>
     const float inv = 1.f / std::max(len[s], 1);
     for (int j = 0; j < h; ++j) out[j] *= inv;
   }
+  return 2.0 * mads;
+}
+
+std::vector<float> BertModel::MeanPooled(const std::vector<std::vector<int32_t>>& batch,
+                                         double* flops) const {
+  const BertConfig& c = config_;
+  const int h = c.hidden;
+  std::vector<float> pooled(batch.size() * static_cast<size_t>(h), 0.f);
+  // Cost of each sequence in multiply-adds, to balance the parts.
+  std::vector<double> cost(batch.size());
+  double total_tokens = 0;
+  for (size_t s = 0; s < batch.size(); ++s) {
+    const double n =
+        static_cast<double>(std::min<size_t>(batch[s].size(), static_cast<size_t>(c.max_positions)));
+    cost[s] = n * (4.0 * h * h + 2.0 * h * c.intermediate) + 2.0 * n * n * h;
+    total_tokens += n;
+  }
+
+  std::unique_lock<std::mutex> blas_lock(BlasThreadsMutex(), std::defer_lock);
+  int blas_threads = 1, parts = 1;
+  if (batch.size() >= 2 && total_tokens >= 2 * kMinTokensPerThread) {
+    blas_lock.lock();
+    blas_threads = openblas_get_num_threads();
+    parts = std::min(
+        {blas_threads, static_cast<int>(batch.size()), static_cast<int>(total_tokens / kMinTokensPerThread)});
+  }
+  std::vector<std::vector<size_t>> which(static_cast<size_t>(std::max(parts, 1)));
+  if (parts <= 1) {
+    if (blas_lock.owns_lock()) blas_lock.unlock();
+    which[0].resize(batch.size());
+    std::iota(which[0].begin(), which[0].end(), 0);
+    const double f = Forward(batch, which[0], pooled.data());
+    if (flops != nullptr) *flops += f;
+    return pooled;
+  }
+
+  // Longest processing time first: each sequence, costliest first, goes to the
+  // part with the least work so far.
+  std::vector<size_t> order(batch.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+  std::vector<double> load(which.size(), 0.0);
+  for (size_t s : order) {
+    const size_t p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    which[p].push_back(s);
+    load[p] += cost[s];
+  }
+
+  std::vector<double> part_flops(which.size(), 0.0);
+  std::atomic<bool> out_of_memory{false};
+  auto run_part = [&](size_t p) {
+    try {
+      part_flops[p] = Forward(batch, which[p], pooled.data());
+    } catch (const std::bad_alloc&) {
+      out_of_memory = true;
+    }
+  };
+  openblas_set_num_threads(1);
+  {
+    std::vector<std::thread> workers;
+    for (size_t p = 1; p < which.size(); ++p) {
+      try {
+        workers.emplace_back(run_part, p);
+      } catch (const std::system_error&) {  // no thread to be had: do the part here
+        run_part(p);
+      }
+    }
+    run_part(0);
+    for (std::thread& w : workers) w.join();
+  }
+  openblas_set_num_threads(blas_threads);
+  if (out_of_memory) throw std::bad_alloc();  // as the single-part path would
+  if (flops != nullptr) *flops += std::accumulate(part_flops.begin(), part_flops.end(), 0.0);
   return pooled;
 }
 

@@ -9,10 +9,18 @@
 // BF16 tensors are accepted (converted to F32 on load). Linear weights are
 // [out, in], row-major.
 //
-// Immutable after Load(); Forward() keeps its scratch on the caller's stack,
-// so concurrent calls are safe.
+// Immutable after Load(); MeanPooled() keeps its scratch per call, so
+// concurrent calls are safe.
+//
+// Threads: a batch of several sequences (at least 128 tokens per part) is
+// split over up to openblas_get_num_threads() threads, each running whole
+// sequences with single-threaded sgemm; OpenBLAS's process-wide thread count
+// is set to 1 for the duration of such a call and then restored (other sgemm
+// callers in the process run single-threaded meanwhile). Smaller batches run on
+// the calling thread with OpenBLAS's own threading.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,6 +56,11 @@ class BertModel {
                                 double* flops = nullptr) const;
 
  private:
+  // Runs the sequences batch[which[i]] and adds their mean-pooled states to
+  // rows which[i] of `pooled` (zeroed by the caller). Returns the flops done.
+  double Forward(const std::vector<std::vector<int32_t>>& batch, const std::vector<size_t>& which,
+                 float* pooled) const;
+
   struct Layer {
     std::vector<float> qkv_w, qkv_b;  // [3H, H], [3H]: query, key, value stacked
     std::vector<float> out_w, out_b;  // [H, H]

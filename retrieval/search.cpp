@@ -1,6 +1,8 @@
 #include "retrieval/search.h"
 
 #include <algorithm>
+#include <future>
+#include <system_error>
 #include <unordered_map>
 
 #include "common/text.h"
@@ -55,6 +57,19 @@ Result<std::vector<SearchHit>> HybridSearcher::SearchWithVector(std::string_view
   if (options.rrf_k < 0) return Status::InvalidArgument("rrf_k must not be negative");
   const int candidates = options.candidates > 0 ? options.candidates : std::max(4 * options.top_k, 20);
 
+  // With both halves on a large index, the lexical one runs on a second
+  // thread while this one does the dense one (each is single-threaded); on a
+  // small index both take well under a millisecond and a thread is not worth
+  // starting. Here too if no thread starts.
+  auto search_lexical = [&] { return store_->SearchLexical(query, candidates, options.only_documents); };
+  std::future<Result<std::vector<corpus::LexicalHit>>> lexical_pending;
+  if (options.lexical && options.dense && index_->size() >= options.parallel_from_vectors) {
+    try {
+      lexical_pending = std::async(std::launch::async, search_lexical);
+    } catch (const std::system_error&) {
+    }
+  }
+
   std::vector<VectorHit> dense;
   if (options.dense) {
     Result<std::vector<VectorHit>> hits = std::vector<VectorHit>{};
@@ -77,7 +92,7 @@ Result<std::vector<SearchHit>> HybridSearcher::SearchWithVector(std::string_view
   }
   std::vector<corpus::LexicalHit> lexical;
   if (options.lexical) {
-    auto hits = store_->SearchLexical(query, candidates, options.only_documents);
+    auto hits = lexical_pending.valid() ? lexical_pending.get() : search_lexical();
     if (!hits.ok()) return hits.status();
     lexical = std::move(*hits);
   }

@@ -27,6 +27,7 @@ struct SearchOptions {
   bool dense = true;                               // use the vector index
   bool lexical = true;                             // use FTS5 BM25
   std::vector<corpus::DocumentId> only_documents;  // non-empty: search only these documents
+  int64_t parallel_from_vectors = 50000;           // index size from which dense and lexical run concurrently
 };
 
 struct SearchHit {

@@ -11,7 +11,11 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <functional>
+#include <queue>
 #include <unordered_set>
+
+#include "retrieval/int8_rows.h"
 
 namespace ragd::retrieval {
 
@@ -19,6 +23,18 @@ using FaissId = faiss::Index::idx_t;
 
 struct VectorIndex::Impl {
   std::unique_ptr<faiss::IndexIDMap2> map;
+  // Flat kind only: the int8 copy of the flat vectors, row for row, that
+  // Search scans (see int8_rows.h); empty for HNSW.
+  Int8Rows int8;
+
+  // Rebuilds `int8` from the flat vectors (after a load, or if a mutation
+  // left it out of step).
+  void Requantize(int dim) {
+    int8 = Int8Rows(dim);
+    if (const auto* flat = dynamic_cast<const faiss::IndexFlatIP*>(map->index); flat != nullptr) {
+      int8.Append(flat->get_xb(), static_cast<size_t>(flat->ntotal));
+    }
+  }
 };
 
 namespace {
@@ -72,6 +88,7 @@ Result<std::unique_ptr<VectorIndex>> VectorIndex::Create(int dim, const VectorIn
   std::unique_ptr<VectorIndex> index(new VectorIndex(dim, options));
   try {
     index->impl_->map = NewMap(dim, options);
+    index->impl_->int8 = Int8Rows(dim);
   } catch (const std::exception& e) {
     return Status::Internal(std::string("faiss: ") + e.what());
   }
@@ -97,6 +114,7 @@ Result<std::unique_ptr<VectorIndex>> VectorIndex::Load(const std::string& path,
   std::unique_ptr<VectorIndex> index(new VectorIndex(static_cast<int>(map->d), options));
   raw.release();
   index->impl_->map.reset(map);
+  index->impl_->Requantize(index->dim_);
   return index;
 }
 
@@ -130,7 +148,9 @@ Status VectorIndex::Add(std::span<const int64_t> ids, std::span<const float> vec
   try {
     std::vector<FaissId> fids(ids.begin(), ids.end());
     map.add_with_ids(static_cast<FaissId>(ids.size()), vectors.data(), fids.data());
+    if (options_.kind == "flat") impl_->int8.Append(vectors.data(), ids.size());
   } catch (const std::exception& e) {
+    impl_->Requantize(dim_);
     return Status::Internal(std::string("faiss add: ") + e.what());
   }
   return Status::Ok();
@@ -144,8 +164,14 @@ Status VectorIndex::Remove(std::span<const int64_t> ids) {
     if (options_.kind == "hnsw") return RebuildWithout(ids);
     std::vector<FaissId> fids(ids.begin(), ids.end());
     faiss::IDSelectorBatch selector(static_cast<size_t>(fids.size()), fids.data());
+    // The flat index keeps the remaining vectors in order; so does the copy.
+    std::vector<bool> keep(impl_->map->id_map.size());
+    for (size_t i = 0; i < keep.size(); ++i) keep[i] = !selector.is_member(impl_->map->id_map[i]);
     impl_->map->remove_ids(selector);
+    impl_->int8.Compact(keep);
+    if (impl_->int8.size() != static_cast<size_t>(impl_->map->ntotal)) impl_->Requantize(dim_);
   } catch (const std::exception& e) {
+    impl_->Requantize(dim_);
     return Status::Internal(std::string("faiss remove: ") + e.what());
   }
   return Status::Ok();
@@ -191,22 +217,9 @@ Result<std::vector<VectorHit>> VectorIndex::Search(std::span<const float> query,
         if (l >= 0) l = map.id_map[static_cast<size_t>(l)];
       }
     } else {
-      // Exact scan as one sgemv over the stored vectors (FAISS's own
-      // single-query scan is several times slower), then a partial sort.
       const auto* flat = static_cast<const faiss::IndexFlatIP*>(map.index);
-      const size_t n = static_cast<size_t>(map.ntotal);
-      std::vector<float> all(n);
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(n), dim_, 1.f, flat->get_xb(), dim_,
-                  query.data(), 1, 0.f, all.data(), 1);
-      std::vector<uint32_t> order(n);
-      for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](uint32_t a, uint32_t b) {
-        return all[a] > all[b] || (all[a] == all[b] && a < b);
-      });
-      for (int i = 0; i < k; ++i) {
-        scores[static_cast<size_t>(i)] = all[order[static_cast<size_t>(i)]];
-        labels[static_cast<size_t>(i)] = map.id_map[order[static_cast<size_t>(i)]];
-      }
+      FlatTopK(flat->get_xb(), static_cast<size_t>(map.ntotal), query, k, scores, labels);
+      for (auto& l : labels) l = map.id_map[static_cast<size_t>(l)];
     }
   } catch (const std::exception& e) {
     return Status::Internal(std::string("faiss search: ") + e.what());
@@ -216,6 +229,48 @@ Result<std::vector<VectorHit>> VectorIndex::Search(std::span<const float> query,
       hits.push_back({labels[static_cast<size_t>(i)], scores[static_cast<size_t>(i)]});
   }
   return hits;
+}
+
+// Exact top-k of a flat index: scan the int8 copy (a quarter of the bytes of
+// the floats), keep the k best lower bounds, rescore exactly every row whose
+// upper bound reaches the k-th lower bound. Rows out of step with the copy
+// (never expected) fall back to a float scan.
+void VectorIndex::FlatTopK(const float* xb, size_t n, std::span<const float> query, int k,
+                           std::vector<float>& scores, std::vector<FaissId>& rows) const {
+  const Int8Rows& int8 = impl_->int8;
+  std::vector<std::pair<float, uint32_t>> cand;  // exact score, row
+  auto exact = [&](size_t i) {
+    return cblas_sdot(dim_, xb + i * static_cast<size_t>(dim_), 1, query.data(), 1);
+  };
+  if (int8.size() == n) {
+    std::vector<float> approx(n), bound(n);
+    int8.Scores(query.data(), approx.data(), bound.data());
+    std::priority_queue<float, std::vector<float>, std::greater<float>> lows;  // the k best lower bounds
+    for (size_t i = 0; i < n; ++i) {
+      const float low = approx[i] - bound[i];
+      if (lows.size() < static_cast<size_t>(k)) {
+        lows.push(low);
+      } else if (low > lows.top()) {
+        lows.pop();
+        lows.push(low);
+      }
+    }
+    const float floor = lows.top();
+    for (size_t i = 0; i < n; ++i) {
+      if (approx[i] + bound[i] >= floor) cand.emplace_back(exact(i), static_cast<uint32_t>(i));
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i) cand.emplace_back(exact(i), static_cast<uint32_t>(i));
+  }
+  const size_t keep = std::min(cand.size(), static_cast<size_t>(k));
+  std::partial_sort(cand.begin(), cand.begin() + static_cast<ptrdiff_t>(keep), cand.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.first > b.first || (a.first == b.first && a.second < b.second);
+                    });
+  for (size_t i = 0; i < keep; ++i) {
+    scores[i] = cand[i].first;
+    rows[i] = cand[i].second;
+  }
 }
 
 Result<std::vector<VectorHit>> VectorIndex::SearchAmong(std::span<const float> query,

@@ -14,7 +14,9 @@
 // Thread-safety: all methods may be called from any thread. Searches share a
 // reader lock and run concurrently; Add/Remove take the writer lock; Save holds
 // a reader lock while serializing. FAISS work runs on the calling thread only
-// (OpenMP set to one thread for it); flat searches use OpenBLAS sgemv.
+// (OpenMP set to one thread for it). A flat search scans an int8 copy of the
+// vectors (int8_rows.h) and rescores the rows its error bound cannot rule
+// out with the float vectors, so it stays exact.
 #pragma once
 
 #include <cstdint>
@@ -83,6 +85,9 @@ class VectorIndex {
   struct Impl;  // the FAISS objects
   VectorIndex(int dim, VectorIndexOptions options);
   Status RebuildWithout(std::span<const int64_t> ids);  // HNSW remove; writer lock held
+  // Flat search over n rows at xb: the k best rows and their scores, best first.
+  void FlatTopK(const float* xb, size_t n, std::span<const float> query, int k, std::vector<float>& scores,
+                std::vector<int64_t>& rows) const;
 
   int dim_;
   VectorIndexOptions options_;

@@ -2,6 +2,7 @@
 // tests/data/minilm_golden.json (written by scripts/make-embedding-golden).
 #include "retrieval/embedder.h"
 
+#include <cblas.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -82,6 +83,29 @@ TEST(EmbedderTest, BatchingDoesNotChangeResults) {
                              "Paris is the capital of France.", "x"});
   ASSERT_TRUE(one.ok() && many.ok());
   for (size_t j = 0; j < one->size(); ++j) EXPECT_NEAR((*one)[j], (*many)[1][j], 1e-5);
+}
+
+// A batch of several long texts is split over OpenBLAS's thread count (see
+// retrieval/bert.h); the split must give the same vectors as one thread and
+// leave the OpenBLAS setting as it was.
+TEST(EmbedderTest, SplitBatchMatchesOneThread) {
+  std::vector<std::string> texts;
+  for (int i = 0; i < 7; ++i) {
+    std::string t;
+    for (int w = 0; w < 40 + 25 * i; ++w) t += "word" + std::to_string((w * 7 + i) % 31) + " ";
+    texts.push_back(t);
+  }
+  const int saved = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+  auto serial = Model().Embed(texts);
+  openblas_set_num_threads(2);
+  auto split = Model().Embed(texts);
+  EXPECT_EQ(openblas_get_num_threads(), 2);
+  openblas_set_num_threads(saved);
+  ASSERT_TRUE(serial.ok() && split.ok());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    for (size_t j = 0; j < (*serial)[i].size(); ++j) EXPECT_NEAR((*serial)[i][j], (*split)[i][j], 1e-5) << i;
+  }
 }
 
 TEST(EmbedderTest, SimilarTextsAreCloser) {

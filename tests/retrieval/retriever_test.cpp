@@ -129,6 +129,36 @@ TEST_P(RetrieverTest, HybridSearchRanksTheRightChunkFirst) {
   EXPECT_EQ(text->substr(static_cast<size_t>(top.start), static_cast<size_t>(top.end - top.start)), top.text);
 }
 
+// Dense and lexical halves run concurrently on large indexes
+// (SearchOptions::parallel_from_vectors): forced on here, same hits as in turn.
+TEST_P(RetrieverTest, ConcurrentHalvesGiveTheSameHits) {
+  testing::TempDir dir;
+  auto r = OpenCorpus(Options(dir.path(), GetParam()));
+  ASSERT_NE(r, nullptr);
+  IngestAll(*r);
+  auto docs = r->store().ListDocuments();
+  ASSERT_TRUE(docs.ok() && !docs->empty());
+  for (const bool filtered : {false, true}) {
+    for (const char* query : {"how do mountains spew molten rock?", "XK-4471 refund", "chess pawn centre"}) {
+      SearchOptions serial = TopK(4), parallel = TopK(4);
+      serial.parallel_from_vectors = int64_t{1} << 40;
+      parallel.parallel_from_vectors = 0;
+      if (filtered) serial.only_documents = parallel.only_documents = {docs->front().id, docs->back().id};
+      auto a = r->Search(query, serial);
+      auto b = r->Search(query, parallel);
+      ASSERT_TRUE(a.ok() && b.ok());
+      ASSERT_EQ(a->size(), b->size()) << query;
+      ASSERT_FALSE(a->empty()) << query;
+      for (size_t i = 0; i < a->size(); ++i) {
+        EXPECT_EQ((*a)[i].chunk_id, (*b)[i].chunk_id) << query;
+        EXPECT_EQ((*a)[i].dense_rank, (*b)[i].dense_rank) << query;
+        EXPECT_EQ((*a)[i].lexical_rank, (*b)[i].lexical_rank) << query;
+        EXPECT_DOUBLE_EQ((*a)[i].fused_score, (*b)[i].fused_score) << query;
+      }
+    }
+  }
+}
+
 TEST_P(RetrieverTest, FilterByDocument) {
   testing::TempDir dir;
   auto r = OpenCorpus(Options(dir.path(), GetParam()));

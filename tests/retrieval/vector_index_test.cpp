@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <random>
 
+#include "retrieval/int8_rows.h"
 #include "tests/retrieval/temp_dir.h"
 
 namespace ragd::retrieval {
@@ -119,6 +121,86 @@ TEST_P(VectorIndexTest, SearchAmongIsExactOverTheSubset) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, VectorIndexTest, ::testing::Values("flat", "hnsw"));
 
+// The flat index scans an int8 copy and rescores what its error bound cannot
+// rule out: results must equal a brute-force ranking, also among clusters of
+// near-duplicates (scores closer than the int8 error), after removals, after
+// adding again and after a reload.
+TEST(FlatIndexTest, SearchIsExactAgainstBruteForce) {
+  constexpr int kDimWide = 384;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  std::vector<float> data;
+  auto push_unit = [&](std::vector<float> v) {
+    float norm = 0;
+    for (float f : v) norm += f * f;
+    for (float& f : v) data.push_back(f / std::sqrt(norm));
+  };
+  std::vector<float> base(kDimWide);
+  for (int cluster = 0; cluster < 40; ++cluster) {
+    for (float& f : base) f = normal(rng);
+    for (int member = 0; member < 50; ++member) {
+      std::vector<float> v = base;
+      for (float& f : v) f += 1e-3f * normal(rng);  // near-duplicates: scores differ by ~1e-6
+      push_unit(v);
+    }
+  }
+  const size_t n = data.size() / kDimWide;
+  std::vector<int64_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = 10 + 2 * static_cast<int64_t>(i);
+  auto index = VectorIndex::Create(kDimWide, {});
+  ASSERT_TRUE(index.ok());
+  ASSERT_TRUE((*index)->Add(ids, data).ok());
+  std::vector<bool> present(n, true);
+
+  auto check = [&](const VectorIndex& idx, const std::string& when) {
+    for (int q = 0; q < 20; ++q) {
+      std::vector<float> query(data.begin() + static_cast<ptrdiff_t>((q * 97 % n) * kDimWide),
+                               data.begin() + static_cast<ptrdiff_t>((q * 97 % n + 1) * kDimWide));
+      for (float& f : query) f += 0.05f * normal(rng);
+      std::vector<std::pair<double, int64_t>> want;
+      for (size_t i = 0; i < n; ++i) {
+        if (!present[i]) continue;
+        double dot = 0;
+        for (int j = 0; j < kDimWide; ++j) dot += static_cast<double>(data[i * kDimWide + j]) * query[j];
+        want.emplace_back(dot, ids[i]);
+      }
+      std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      auto hits = idx.Search(query, 30);
+      ASSERT_TRUE(hits.ok());
+      ASSERT_EQ(hits->size(), 30u) << when;
+      for (size_t r = 0; r < hits->size(); ++r) {
+        // Same id, or a different one whose exact score ties within float rounding.
+        EXPECT_NEAR((*hits)[r].score, want[r].first, 1e-5) << when << " query " << q << " rank " << r;
+        if ((*hits)[r].id != want[r].second) {
+          auto it = std::find_if(want.begin(), want.end(),
+                                 [&](const auto& w) { return w.second == (*hits)[r].id; });
+          ASSERT_NE(it, want.end()) << when;
+          EXPECT_NEAR(it->first, want[r].first, 1e-5) << when << " query " << q << " rank " << r;
+        }
+      }
+    }
+  };
+  check(**index, "fresh");
+  std::vector<int64_t> gone;
+  for (size_t i = 0; i < n; i += 3) {
+    gone.push_back(ids[i]);
+    present[i] = false;
+  }
+  ASSERT_TRUE((*index)->Remove(gone).ok());
+  check(**index, "after removal");
+  ASSERT_TRUE((*index)
+                  ->Add(std::vector<int64_t>{ids[0]},
+                        std::span<const float>(data.data(), static_cast<size_t>(kDimWide)))
+                  .ok());
+  present[0] = true;
+  check(**index, "after adding again");
+  testing::TempDir dir;
+  ASSERT_TRUE((*index)->Save(dir.path() + "/flat.faiss").ok());
+  auto loaded = VectorIndex::Load(dir.path() + "/flat.faiss", {});
+  ASSERT_TRUE(loaded.ok());
+  check(**loaded, "after reload");
+}
+
 TEST(VectorIndexErrorsTest, RejectsBadInput) {
   VectorIndexOptions o;
   EXPECT_FALSE(VectorIndex::Create(0, o).ok());
@@ -147,6 +229,45 @@ TEST(VectorIndexErrorsTest, LoadReportsMissingCorruptAndOtherKind) {
   VectorIndexOptions hnsw;
   hnsw.kind = "hnsw";
   EXPECT_EQ(VectorIndex::Load(dir.path() + "/flat", hnsw).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ragd::retrieval
+
+namespace ragd::retrieval {
+namespace {
+
+// The int8 scan's error bound holds for every row, with both kernels, for
+// dims that do and do not fill whole 64-byte blocks.
+TEST(Int8RowsTest, BoundHoldsForEveryRow) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> normal;
+  for (int dim : {8, 100, 384}) {
+    for (bool vnni : {true, false}) {
+      const size_t n = 500;
+      std::vector<float> rows(n * static_cast<size_t>(dim));
+      for (float& f : rows) f = normal(rng);
+      rows[3 * static_cast<size_t>(dim)] = 40.f;  // one outlier coordinate coarsens that row's codes
+      Int8Rows int8(dim, vnni);
+      int8.Append(rows.data(), n);
+      ASSERT_EQ(int8.size(), n);
+      for (int q = 0; q < 5; ++q) {
+        std::vector<float> query(static_cast<size_t>(dim));
+        for (float& f : query) f = normal(rng);
+        std::vector<float> approx(n), bound(n);
+        int8.Scores(query.data(), approx.data(), bound.data());
+        for (size_t i = 0; i < n; ++i) {
+          double exact = 0;
+          for (int j = 0; j < dim; ++j) exact += static_cast<double>(rows[i * dim + j]) * query[j];
+          EXPECT_LE(std::abs(exact - approx[i]), bound[i])
+              << "dim " << dim << " vnni " << vnni << " row " << i;
+          if (i != 3) {  // |q| |v| is about dim here; a bound near that would prune nothing
+            EXPECT_LT(bound[i], 0.05 * dim) << "dim " << dim;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
