@@ -1,10 +1,13 @@
 // bench_engine: Gemma forward-pass speed on the default model.
 //
 //   bench_engine [--model PATH] [--threads 1,2] [--prompt 512] [--decode 128]
+//                [--f32-attention]
 //
 // For each thread count: prefill tok/s of one prompt of --prompt tokens (one
 // batched step), decode tok/s over --decode single-token steps (greedy), and
-// the process's peak RSS. Prints the core count and the kernel set.
+// the process's peak RSS. Prints the core count and the kernel set. The model
+// runs with half-precision attention (llama.cpp's arithmetic, bitwise) unless
+// --f32-attention is given.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -60,23 +63,32 @@ int main(int argc, char** argv) {
       "/gemma-3-270m-q4_k_m.gguf";
   std::vector<int> threads = {1, 2};
   int n_prompt = 512, n_decode = 128;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool f16_attention = true;
+  for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--f32-attention") {
+      f16_attention = false;
+      continue;
+    }
+    if (i + 1 >= argc) break;
+    const char* value = argv[++i];
     if (a == "--model")
-      path = argv[i + 1];
+      path = value;
     else if (a == "--threads")
-      threads = ParseList(argv[i + 1]);
+      threads = ParseList(value);
     else if (a == "--prompt")
-      n_prompt = std::atoi(argv[i + 1]);
+      n_prompt = std::atoi(value);
     else if (a == "--decode")
-      n_decode = std::atoi(argv[i + 1]);
+      n_decode = std::atoi(value);
   }
   auto file = GgufFile::Open(path);
   if (!file.ok()) {
     std::fprintf(stderr, "bench_engine: %s\n", file.status().ToString().c_str());
     return 1;
   }
-  auto model = LoadModel(*file);
+  ModelOptions options;
+  options.f16_attention = f16_attention;
+  auto model = LoadModel(*file, options);
   if (!model.ok()) {
     std::fprintf(stderr, "bench_engine: %s\n", model.status().ToString().c_str());
     return 1;
@@ -100,9 +112,9 @@ int main(int argc, char** argv) {
   }
   Model& m = **model;
   const int64_t vocab = m.config().n_vocab;
-  std::printf("model %s (%.1f MiB), %u cores, kernels %s, prompt %d tokens, decode %d tokens\n", path.c_str(),
-              file->file_size() / 1048576.0, std::thread::hardware_concurrency(), KernelIsaName().c_str(),
-              n_prompt, n_decode);
+  std::printf("model %s (%.1f MiB), %u cores, kernels %s, attention %s, prompt %d tokens, decode %d tokens\n",
+              path.c_str(), file->file_size() / 1048576.0, std::thread::hardware_concurrency(),
+              KernelIsaName().c_str(), f16_attention ? "f16" : "f32", n_prompt, n_decode);
   for (int nt : threads) {
     ThreadPool pool(nt);
     auto cache = m.NewCache(n_prompt + n_decode);

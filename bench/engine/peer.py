@@ -54,7 +54,7 @@ def measure_llama_cpp(model, threads, n_prompt, n_decode):
 def measure_ragd(binary, model, threads, n_prompt, n_decode):
     out = subprocess.run([binary, "--model", model, "--threads", str(threads), "--prompt", str(n_prompt),
                           "--decode", str(n_decode)], check=True, capture_output=True, text=True).stdout
-    m = re.search(r"prefill ([0-9.]+) tok/s.*decode ([0-9.]+) tok/s.*peak RSS ([0-9.]+) MiB", out)
+    m = re.search(r"prefill ([0-9.]+) tok/s.*decode ([0-9.]+) tok/s.*\(peak ([0-9.]+) MiB\)", out)
     if not m:
         sys.exit("cannot parse bench_engine output:\n" + out)
     return float(m.group(1)), float(m.group(2)), float(m.group(3))

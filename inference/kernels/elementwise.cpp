@@ -1,11 +1,15 @@
 // Element-wise operations of a transformer layer. GeluTanh and Softmax use the
 // active kernel set's vector versions when it has them.
+#include <immintrin.h>
+
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "inference/kernels/elementwise_impl.h"
 #include "inference/kernels/kernel_set.h"
+#include "inference/kernels/quant_blocks.h"
 
 namespace ragd::inference {
 namespace kernels {
@@ -46,70 +50,128 @@ const ElementwiseSet kScalarElementwise = {GeluTanhRef, SoftmaxRef};
 }  // namespace kernels
 
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int k = 0; k < 8; ++k) acc[k] += x[i + k] * x[i + k];
-  }
-  for (; i < n; ++i) acc[0] += x[i] * x[i];
-  float ss = 0;
-  for (float a : acc) ss += a;
-  const float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
-  for (int64_t j = 0; j < n; ++j) out[j] = x[j] * scale * weight[j];
+  // Squares of floats summed in double in index order, as llama.cpp does
+  // (the residual stream spans enough magnitudes for the order to matter).
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+  const float mean = static_cast<float>(sum / static_cast<double>(n));
+  const float scale = 1.0f / std::sqrt(mean + eps);
+  for (int64_t j = 0; j < n; ++j) out[j] = (x[j] * scale) * weight[j];
 }
 
+namespace {
+
+// head[i], head[i+half] rotated by (cos[i], sin[i]) with llama.cpp's roundings
+// (its build contracts the products into fmas): a' = fma(a, cos, -(b*sin)),
+// b' = fma(a, sin, b*cos).
+void RotatePairsScalar(float* head, int64_t half, const float* cos, const float* sin) {
+  for (int64_t i = 0; i < half; ++i) {
+    const float a = head[i], b = head[i + half];
+    head[i] = std::fma(a, cos[i], -(b * sin[i]));
+    head[i + half] = std::fma(a, sin[i], b * cos[i]);
+  }
+}
+
+__attribute__((target("avx2,fma"))) void RotatePairsFma(float* head, int64_t half, const float* cos,
+                                                        const float* sin) {
+  int64_t i = 0;
+  for (; i + 8 <= half; i += 8) {
+    const __m256 a = _mm256_loadu_ps(head + i), b = _mm256_loadu_ps(head + i + half);
+    const __m256 c = _mm256_loadu_ps(cos + i), s = _mm256_loadu_ps(sin + i);
+    _mm256_storeu_ps(head + i, _mm256_fmsub_ps(a, c, _mm256_mul_ps(b, s)));
+    _mm256_storeu_ps(head + i + half, _mm256_fmadd_ps(a, s, _mm256_mul_ps(b, c)));
+  }
+  for (; i < half; ++i) {
+    const float a = head[i], b = head[i + half];
+    head[i] = std::fma(a, cos[i], -(b * sin[i]));
+    head[i + half] = std::fma(a, sin[i], b * cos[i]);
+  }
+}
+
+void RotatePairs(float* head, int64_t half, const float* cos, const float* sin) {
+  static const bool fma = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  if (fma) {
+    RotatePairsFma(head, half, cos, sin);
+  } else {
+    RotatePairsScalar(head, half, cos, sin);
+  }
+}
+
+}  // namespace
+
 void RopeNeox(float* head, int64_t head_dim, int64_t pos, float base) {
-  // Per calling thread: the inverse frequencies of the last few (head_dim,
-  // base) pairs (a model alternates two bases), and the cos/sin table of the
-  // last (pos, base, head_dim), which the heads of one token share.
-  struct Freqs {
-    int64_t head_dim = -1;
-    float base = 0;
-    std::vector<double> inv;
-  };
+  // Per calling thread: the cos/sin table of the last (pos, base, head_dim),
+  // which the heads of one token share.
   struct Table {
     int64_t head_dim = -1, pos = -1;
     float base = 0;
     std::vector<float> cos, sin;
   };
-  thread_local Freqs freqs[4];
-  thread_local int next_slot = 0;
   thread_local Table t;
   const int64_t half = head_dim / 2;
   if (t.head_dim != head_dim || t.pos != pos || t.base != base) {
-    Freqs* f = nullptr;
-    for (Freqs& cand : freqs) {
-      if (cand.head_dim == head_dim && cand.base == base) f = &cand;
-    }
-    if (f == nullptr) {
-      f = &freqs[next_slot];
-      next_slot = (next_slot + 1) % 4;
-      f->head_dim = head_dim;
-      f->base = base;
-      f->inv.resize(static_cast<size_t>(half));
-      for (int64_t i = 0; i < half; ++i) {
-        f->inv[i] = std::pow(static_cast<double>(base),
-                             -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-      }
-    }
     t.cos.resize(static_cast<size_t>(half));
     t.sin.resize(static_cast<size_t>(half));
-    constexpr double kTwoPi = 6.283185307179586;
+    const float theta_scale = std::pow(base, -2.0f / static_cast<float>(head_dim));
+    float theta = static_cast<float>(pos);
     for (int64_t i = 0; i < half; ++i) {
-      // Reduce the angle in double, then float sin/cos on [-pi, pi].
-      const double theta = static_cast<double>(pos) * f->inv[i];
-      const float r = static_cast<float>(theta - kTwoPi * std::nearbyint(theta / kTwoPi));
-      t.cos[i] = std::cos(r);
-      t.sin[i] = std::sin(r);
+      t.cos[i] = std::cos(theta);
+      t.sin[i] = std::sin(theta);
+      theta *= theta_scale;
     }
     t.head_dim = head_dim;
     t.pos = pos;
     t.base = base;
   }
-  for (int64_t i = 0; i < half; ++i) {
-    const float a = head[i], b = head[i + half];
-    head[i] = a * t.cos[i] - b * t.sin[i];
-    head[i + half] = a * t.sin[i] + b * t.cos[i];
+  RotatePairs(head, half, t.cos.data(), t.sin.data());
+}
+
+namespace {
+
+// out[i] = table[half(x[i])] with F16C conversions (same results as the
+// portable loop below).
+__attribute__((target("f16c"))) void GeluLookupF16c(float* x, int64_t n, const uint16_t* table) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    if (v <= -10.0f) {
+      x[i] = 0.0f;
+    } else if (v < 10.0f) {
+      x[i] = _cvtsh_ss(table[_cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT)]);
+    }
+  }
+}
+
+}  // namespace
+
+void GeluTanhHalf(float* x, int64_t n) {
+  // gelu(h) rounded to half for every half h (128 KiB, built once).
+  static const std::vector<uint16_t> table = [] {
+    std::vector<uint16_t> t(1 << 16);
+    constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+    constexpr float kCoefA = 0.044715f;
+    for (uint32_t h = 0; h < t.size(); ++h) {
+      const float v = kernels::HalfToFloat(static_cast<uint16_t>(h));
+      // As llama.cpp's table (its build contracts 1 + A*x*x into one fma).
+      const float g = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * v * std::fma(kCoefA * v, v, 1.0f)));
+      t[h] = kernels::FloatToHalf(g);
+    }
+    return t;
+  }();
+  static const bool f16c = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("f16c") != 0;
+  }();
+  if (f16c) return GeluLookupF16c(x, n, table.data());
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    if (v <= -10.0f) {
+      x[i] = 0.0f;
+    } else if (v < 10.0f) {
+      x[i] = kernels::HalfToFloat(table[kernels::FloatToHalf(v)]);
+    }
   }
 }
 

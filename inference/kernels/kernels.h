@@ -65,11 +65,17 @@ struct WeightView {
 // y is m rows of n_out floats (row-major), y must not alias x. `pool` may be
 // null (single thread). n_in must be a multiple of the type's block size
 // (32, or 256 for K-quants). For quantized types each x row is first quantized
-// to 8 bits (per 32 values, or per 256 for K-quants), as llama.cpp does, so
-// results differ from a float product by ~0.1-1%. m < 4 streams the weight
-// rows once (decode); m >= 4 repacks panels of 16 weight rows (8 on AVX2)
-// and reuses each for every row of x (prefill). F32 weights with m >= 16 use
-// OpenBLAS sgemm (its own threads).
+// to 8 bits (per 32 values, or per 256 for K-quants) exactly as llama.cpp
+// does, so results differ from a float product by ~0.1-1%. On x86 (AVX2 and
+// AVX-512 sets) the float summation order per output is that of llama.cpp's
+// one-token kernels for Q5_0, Q8_0, Q6_K and Q4_K (bitwise equal results;
+// Q4_0 in the Q5_0 order); the other types use ragd's own order. Q4_0, Q5_0,
+// Q8_0 and Q6_K use tiles of weight rows x activation rows for every m; the
+// other K/legacy types stream weight rows for m < 4 and repack panels of 16
+// (8 on AVX2) weight rows for m >= 4. Row i of y depends only on row i of x
+// and on w: it is bitwise the same whatever m, the other rows, the pool or
+// its size (every path takes the same float steps per output; a batching
+// scheduler relies on this). It may differ between kernel sets.
 // Thread-safe for concurrent calls that use different pools (or none).
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, ThreadPool* pool);
 
@@ -77,11 +83,16 @@ void MatMul(const WeightView& w, const float* x, int64_t m, float* y, ThreadPool
 // (the scalar reference, bit-identical on every CPU).
 void DequantizeRow(const WeightView& w, int64_t row, float* out);
 
-// out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]; out may alias x.
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]; out may alias x. As
+// llama.cpp computes it: squares summed in double, mean and scale in float,
+// then (x*scale)*weight.
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);
 
 // NEOX-style rotary embedding of one head in place: element i pairs with
-// i + head_dim/2, angle pos * base^(-2i/head_dim).
+// i + head_dim/2, angle pos * base^(-2i/head_dim). The angles are computed
+// as llama.cpp does (float: theta_0 = pos, theta_{i+1} = theta_i *
+// base^(-2/head_dim), then cosf/sinf) and rotated with its roundings
+// (a' = fma(a, cos, -(b*sin)), b' = fma(a, sin, b*cos)): bitwise its result.
 void RopeNeox(float* head, int64_t head_dim, int64_t pos, float base);
 
 // In-place softmax over n values (-inf entries become 0; at least one must be
@@ -91,6 +102,12 @@ void Softmax(float* x, int64_t n);
 // In-place x = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), vectorized
 // (absolute error < 2e-6 + 2e-6|y|).
 void GeluTanh(float* x, int64_t n);
+
+// In-place GELU (tanh form) the way llama.cpp's CPU backend computes it: x
+// rounded to half, looked up in a table of gelu(half) rounded to half
+// (x <= -10 gives 0, x >= 10 gives x). Matches llama.cpp bit for bit; its
+// error against GeluTanh is that of half precision (~1e-3 relative).
+void GeluTanhHalf(float* x, int64_t n);
 
 // Name of the kernel set chosen for this CPU ("avx512vnni", "avx2", "scalar").
 std::string KernelIsaName();

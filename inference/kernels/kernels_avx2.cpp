@@ -3,8 +3,11 @@
 #include "inference/kernels/elementwise_impl.h"
 #include "inference/kernels/kernel_set.h"
 #include "inference/kernels/x86_elementwise.h"
+#include "inference/kernels/x86_legacy_tiles.h"
+#include "inference/kernels/x86_q6k_tiles.h"
 #include "inference/kernels/x86_panel_avx2.h"
 #include "inference/kernels/x86_rowdot.h"
+#include "inference/kernels/x86_rowlanes.h"
 
 namespace ragd::inference::kernels {
 namespace {
@@ -14,14 +17,20 @@ constexpr int64_t kPanelMinBatch = 4;
 
 const void* PrepareAvx2(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                         ThreadPool* pool) {
-  if (m < kPanelMinBatch) return nullptr;
+  if (m < kPanelMinBatch || IsOffsetLegacy(w.type) || w.type == GgmlType::kQ6_K) return nullptr;
   return PreparePanelActs8(w.type, act, act_stride, m, w.n_in, pool);
 }
 
 void MulRowsAvx2(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, const void* prepared,
                  float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  if (prepared != nullptr) {
+  if (IsOffsetLegacy(w.type)) {
+    MulRowsLegacy(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, any m
+  } else if (w.type == GgmlType::kQ6_K) {
+    MulRowsQ6K(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, any m
+  } else if (prepared != nullptr) {
     MulRowsPanel8(w, *static_cast<const PreparedActs*>(prepared), m, y, ldy, r0, r1);
+  } else if (HasLaneKernel(w.type)) {
+    MulRowsLanes(w, act, act_stride, m, y, ldy, r0, r1);  // bitwise the panel's results
   } else {
     MulRowsDirect(w, act, act_stride, m, prepared, y, ldy, r0, r1);
   }

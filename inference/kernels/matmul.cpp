@@ -1,7 +1,5 @@
 // MatMul front end: picks the kernel set once, quantizes the activation rows,
 // and splits the output rows over the thread pool.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
@@ -15,9 +13,6 @@ namespace kernels {
 namespace {
 
 constexpr int64_t kRowGrain = 16;  // output rows per work item (one weight panel)
-// F32 weights with at least this many activation rows go to OpenBLAS sgemm
-// (2-3x faster than our float kernel there; measured with bench_kernels).
-constexpr int64_t kSgemmMinBatch = 16;
 
 bool CpuHasAvx2() {
   __builtin_cpu_init();
@@ -60,14 +55,6 @@ void MatMulWith(const KernelSet& ks, const WeightView& w, const float* x, int64_
   if (m <= 0 || w.n_out <= 0) return;
   const ActKind kind = ActKindFor(w.type);
   assert(kind != ActKind::kUnsupported && "MatMul: unsupported weight type");
-  if (w.type == GgmlType::kF32 && m >= kSgemmMinBatch && w.row_bytes % sizeof(float) == 0) {
-    // Y = X * W^T; OpenBLAS uses its own threads, not `pool`.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(w.n_out),
-                static_cast<int>(w.n_in), 1.0f, x, static_cast<int>(w.n_in),
-                reinterpret_cast<const float*>(w.data), static_cast<int>(w.row_bytes / sizeof(float)), 0.0f,
-                y, static_cast<int>(w.n_out));
-    return;
-  }
   const uint8_t* act = reinterpret_cast<const uint8_t*>(x);
   size_t act_stride = static_cast<size_t>(w.n_in) * sizeof(float);
   thread_local std::vector<uint8_t> scratch;

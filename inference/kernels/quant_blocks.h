@@ -25,11 +25,16 @@
 //         v[l+96] = hi(ql[l+32]) | ((qh[l]>>6)&3)<<4, scale l/16+6
 //         value = d*sc*(q-32).
 //
-// Activation blocks (our own layout, built once per activation row):
-//   BlockQ8A: 32 values: f32 d = amax/127, i32 sum = sum of qs, i8 qs[32];
-//             x ~= d*q. Partner of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0.
-//   BlockQ8K: 256 values: f32 d, i8 qs[256], i16 bsums[16] (sum of each 16 qs);
-//             x ~= d*q. Partner of Q4_K, Q5_K, Q6_K.
+// Activation blocks (our own layout, built once per activation row), with
+// the values of llama.cpp's x86 CPU backend (its Q8_0 and Q8_K blocks):
+//   BlockQ8A: 32 values: f32 d = amax/127 rounded to an IEEE half (llama.cpp
+//             stores it as one), q = round-half-even(x * (127/amax)), i32 sum =
+//             sum of qs, i8 qs[32]; x ~= d*q. Partner of Q4_0, Q4_1, Q5_0, Q5_1,
+//             Q8_0.
+//   BlockQ8K: 256 values: max = the value of largest magnitude (first one,
+//             sign kept), iscale = -127/max, q = min(127, round-half-even(x *
+//             iscale)), f32 d = 1/iscale; i8 qs[256], i16 bsums[16] (sum of
+//             each 16 qs); x ~= d*q. Partner of Q4_K, Q5_K, Q6_K.
 #pragma once
 
 #include <cstdint>
@@ -165,6 +170,24 @@ inline uint16_t FloatToBf16(float f) {
   std::memcpy(&x, &f, 4);
   if ((x & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((x >> 16) | 64);
   return static_cast<uint16_t>((x + (0x7FFF + ((x >> 16) & 1))) >> 16);
+}
+
+// BlockQ8A.d for a block whose largest magnitude is amax: amax/127 rounded
+// to the nearest half (ties to even), as a float.
+inline float Q8AScale(float amax) { return HalfToFloat(FloatToHalf(amax / 127.0f)); }
+
+// The value of largest magnitude among x[0..n) (the first such, sign kept;
+// 0 for an all-zero block), the Q8_K scale reference.
+inline float SignedAbsMax(const float* x, int n) {
+  float amax = 0, max = 0;
+  for (int j = 0; j < n; ++j) {
+    const float ax = x[j] < 0 ? -x[j] : x[j];
+    if (ax > amax) {
+      amax = ax;
+      max = x[j];
+    }
+  }
+  return max;
 }
 
 // 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block.

@@ -273,15 +273,14 @@ void QuantizeQ8ARef(const float* x, int64_t n, BlockQ8A* out) {
     const float* v = x + kQK * b;
     float amax = 0;
     for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(v[j]));
-    const float d = amax / 127.0f;
-    const float id = d != 0 ? 1.0f / d : 0.0f;
+    const float id = amax != 0 ? 127.0f / amax : 0.0f;
     int32_t sum = 0;
     for (int j = 0; j < kQK; ++j) {
       const int q = static_cast<int>(std::nearbyintf(v[j] * id));
       out[b].qs[j] = static_cast<int8_t>(q);
       sum += q;
     }
-    out[b].d = d;
+    out[b].d = Q8AScale(amax);
     out[b].sum = sum;
   }
 }
@@ -289,19 +288,17 @@ void QuantizeQ8ARef(const float* x, int64_t n, BlockQ8A* out) {
 void QuantizeQ8KRef(const float* x, int64_t n, BlockQ8K* out) {
   for (int64_t b = 0; b < n / kQKK; ++b) {
     const float* v = x + kQKK * b;
-    float amax = 0;
-    for (int j = 0; j < kQKK; ++j) amax = std::max(amax, std::fabs(v[j]));
-    const float d = amax / 127.0f;
-    const float id = d != 0 ? 1.0f / d : 0.0f;
+    const float max = SignedAbsMax(v, kQKK);
+    const float iscale = max != 0 ? -127.0f / max : 0.0f;
     for (int j = 0; j < kQKK; ++j) {
-      out[b].qs[j] = static_cast<int8_t>(std::nearbyintf(v[j] * id));
+      out[b].qs[j] = static_cast<int8_t>(std::min(127.0f, std::nearbyintf(v[j] * iscale)));
     }
     for (int g = 0; g < 16; ++g) {
       int s = 0;
       for (int j = 0; j < 16; ++j) s += out[b].qs[16 * g + j];
       out[b].bsums[g] = static_cast<int16_t>(s);
     }
-    out[b].d = d;
+    out[b].d = max != 0 ? 1.0f / iscale : 0.0f;
   }
 }
 

@@ -46,27 +46,9 @@ inline void Transpose16x16(const __m512i in[16], __m512i out[16]) {
 // Repacks rows [r0, r0 + rows) (rows <= 16; missing rows are zero).
 template <GgmlType kType>
 void Repack(const WeightView& w, int64_t r0, int rows, Panel* p) {
-  constexpr PanelTraits kT = TraitsFor(kType);
-  const int64_t k = w.n_in, n_sub = k / kT.sub, n_dw = k / 4;
+  const int64_t k = w.n_in, n_dw = k / 4;
   p->q.resize(static_cast<size_t>(n_dw) * 64);
-  p->scale.assign(static_cast<size_t>(n_sub) * 16, 0.0f);
-  if (kT.has_min) p->mterm.assign(static_cast<size_t>(n_sub) * 16, 0.0f);
-  p->rows_q.resize(static_cast<size_t>(k) * kPanelRows);
-  p->row_scale.resize(static_cast<size_t>(n_sub));
-  p->row_mterm.resize(static_cast<size_t>(n_sub));
-  for (int r = 0; r < kPanelRows; ++r) {
-    uint8_t* row_q = p->rows_q.data() + r * k;
-    if (r >= rows) {
-      std::memset(row_q, 0, static_cast<size_t>(k));
-      continue;
-    }
-    UnpackRow<kType>(w.data + static_cast<size_t>(r0 + r) * w.row_bytes, k, row_q, p->row_scale.data(),
-                     p->row_mterm.data());
-    for (int64_t s = 0; s < n_sub; ++s) {
-      p->scale[s * 16 + r] = p->row_scale[s];
-      if (kT.has_min) p->mterm[s * 16 + r] = p->row_mterm[s];
-    }
-  }
+  UnpackRows<kType>(w, r0, rows, kPanelRows, p);
   // Dword i of row r goes to (i*16 + r)*4: transpose 16x16 dword tiles.
   int64_t i = 0;
   for (; i + 16 <= n_dw; i += 16) {
@@ -91,35 +73,34 @@ void PanelTile(const Panel& p, const PreparedActs& pa, int64_t c0, float* y, int
   const int8_t* qs = pa.qs.data() + c0 * pa.k;
   const int32_t* off = pa.off.data() + c0 * n_sub;
   const float* da = pa.da.data() + c0 * pa.n_scale;
-  const float* msum = pa.msum.data() + c0 * n_sub;
-  __m512 acc[C];
-  for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps();
   const uint8_t* wq = p.q.data();
-  const float* scale = p.scale.data();
-  const float* mterm = p.mterm.data();
-  for (int64_t g = 0; g < n_sub / kT.group; ++g) {
-    __m512 part[C];
-    if constexpr (kT.group > 1) {
-      for (int c = 0; c < C; ++c) part[c] = _mm512_setzero_ps();
-    }
-    for (int j = 0; j < kT.group; ++j) {
-      __m512i isum[C];
-      for (int c = 0; c < C; ++c) isum[c] = _mm512_set1_epi32(off[c]);
-      for (int t = 0; t < kDw; ++t) {
-        const __m512i wv = _mm512_loadu_si512(wq + t * 64);
-        for (int c = 0; c < C; ++c) {
-          int32_t a4;
-          std::memcpy(&a4, qs + c * kT.sub + 4 * t, 4);
-          isum[c] = _mm512_dpbusd_epi32(isum[c], wv, _mm512_set1_epi32(a4));
-        }
+  __m512 acc[C], accm[C];
+  for (int c = 0; c < C; ++c) acc[c] = accm[c] = _mm512_setzero_ps();
+  // Integer dot of sub-block j (kDw dwords) of the panel rows with each row.
+  auto dot = [&](__m512i* isum) {
+    for (int c = 0; c < C; ++c) isum[c] = _mm512_set1_epi32(off[c]);
+    for (int t = 0; t < kDw; ++t) {
+      const __m512i wv = _mm512_loadu_si512(wq + t * 64);
+      for (int c = 0; c < C; ++c) {
+        int32_t a4;
+        std::memcpy(&a4, qs + c * kT.sub + 4 * t, 4);
+        isum[c] = _mm512_dpbusd_epi32(isum[c], wv, _mm512_set1_epi32(a4));
       }
+    }
+    wq += kDw * 64;
+    qs += C * kT.sub;
+    off += C;
+  };
+  if constexpr (kT.group == 1) {
+    const float* msum = pa.msum.data() + c0 * n_sub;
+    const float* scale = p.scale.data();
+    const float* mterm = p.mterm.data();
+    for (int64_t j = 0; j < n_sub; ++j) {
+      __m512i isum[C];
+      dot(isum);
       const __m512 sc = _mm512_loadu_ps(scale);
-      if constexpr (kT.group == 1) {
-        for (int c = 0; c < C; ++c) {
-          acc[c] = _mm512_fmadd_ps(CvtI32F32(isum[c]), _mm512_mul_ps(sc, _mm512_set1_ps(da[c])), acc[c]);
-        }
-      } else {
-        for (int c = 0; c < C; ++c) part[c] = _mm512_fmadd_ps(CvtI32F32(isum[c]), sc, part[c]);
+      for (int c = 0; c < C; ++c) {
+        acc[c] = _mm512_fmadd_ps(CvtI32F32(isum[c]), _mm512_mul_ps(sc, _mm512_set1_ps(da[c])), acc[c]);
       }
       if constexpr (kT.has_min) {
         const __m512 mt = _mm512_loadu_ps(mterm);
@@ -127,15 +108,49 @@ void PanelTile(const Panel& p, const PreparedActs& pa, int64_t c0, float* y, int
         mterm += 16;
         msum += C;
       }
-      wq += kDw * 64;
-      qs += C * kT.sub;
-      off += C;
       scale += 16;
-      if constexpr (kT.group == 1) da += C;
-    }
-    if constexpr (kT.group > 1) {
-      for (int c = 0; c < C; ++c) acc[c] = _mm512_fmadd_ps(part[c], _mm512_set1_ps(da[c]), acc[c]);
       da += C;
+    }
+  } else {
+    const int32_t* asum = pa.asum.data() + c0 * n_sub;
+    const int32_t* iscale = p.iscale.data();
+    const int32_t* imin = p.imin.data();
+    const float* dsup = p.dsup.data();
+    const float* msup = p.msup.data();
+    for (int64_t g = 0; g < n_sub / kT.group; ++g) {
+      __m512i total[C], mins[C];
+      for (int c = 0; c < C; ++c) total[c] = mins[c] = _mm512_setzero_si512();
+      for (int j = 0; j < kT.group; ++j) {
+        __m512i isum[C];
+        dot(isum);
+        const __m512i sc = _mm512_loadu_si512(iscale);
+        for (int c = 0; c < C; ++c) total[c] = _mm512_add_epi32(total[c], _mm512_mullo_epi32(isum[c], sc));
+        if constexpr (kT.has_min) {
+          const __m512i mn = _mm512_loadu_si512(imin);
+          for (int c = 0; c < C; ++c) {
+            mins[c] = _mm512_add_epi32(mins[c], _mm512_mullo_epi32(mn, _mm512_set1_epi32(asum[c])));
+          }
+          imin += 16;
+          asum += C;
+        }
+        iscale += 16;
+      }
+      const __m512 d = _mm512_loadu_ps(dsup);
+      for (int c = 0; c < C; ++c) {
+        acc[c] = _mm512_fmadd_ps(CvtI32F32(total[c]), _mm512_mul_ps(d, _mm512_set1_ps(da[c])), acc[c]);
+      }
+      if constexpr (kT.has_min) {
+        const __m512 dm = _mm512_loadu_ps(msup);
+        for (int c = 0; c < C; ++c) {
+          accm[c] = _mm512_fmadd_ps(CvtI32F32(mins[c]), _mm512_mul_ps(dm, _mm512_set1_ps(da[c])), accm[c]);
+        }
+        msup += 16;
+      }
+      dsup += 16;
+      da += C;
+    }
+    if constexpr (kT.has_min) {
+      for (int c = 0; c < C; ++c) acc[c] = _mm512_sub_ps(acc[c], accm[c]);
     }
   }
   for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + (c0 + c) * ldy + r0, store_mask, acc[c]);
@@ -170,22 +185,14 @@ const PreparedActs* PreparePanelActs(GgmlType type, const uint8_t* act, size_t s
 void MulRowsPanel(const WeightView& w, const PreparedActs& acts, int64_t m, float* y, int64_t ldy, int64_t r0,
                   int64_t r1) {
   switch (w.type) {
-    case GgmlType::kQ4_0:
-      return MulRowsPanelT<GgmlType::kQ4_0>(w, acts, m, y, ldy, r0, r1);
     case GgmlType::kQ4_1:
       return MulRowsPanelT<GgmlType::kQ4_1>(w, acts, m, y, ldy, r0, r1);
-    case GgmlType::kQ5_0:
-      return MulRowsPanelT<GgmlType::kQ5_0>(w, acts, m, y, ldy, r0, r1);
     case GgmlType::kQ5_1:
       return MulRowsPanelT<GgmlType::kQ5_1>(w, acts, m, y, ldy, r0, r1);
-    case GgmlType::kQ8_0:
-      return MulRowsPanelT<GgmlType::kQ8_0>(w, acts, m, y, ldy, r0, r1);
     case GgmlType::kQ4_K:
       return MulRowsPanelT<GgmlType::kQ4_K>(w, acts, m, y, ldy, r0, r1);
     case GgmlType::kQ5_K:
       return MulRowsPanelT<GgmlType::kQ5_K>(w, acts, m, y, ldy, r0, r1);
-    case GgmlType::kQ6_K:
-      return MulRowsPanelT<GgmlType::kQ6_K>(w, acts, m, y, ldy, r0, r1);
     default:
       assert(false && "MulRowsPanel: no panel kernel for this type");
   }

@@ -38,27 +38,9 @@ inline void Transpose8x8(const __m256i in[8], __m256i out[8]) {
 // Repacks rows [r0, r0 + rows) (rows <= 8; missing rows are zero).
 template <GgmlType kType>
 void Repack8(const WeightView& w, int64_t r0, int rows, Panel* p) {
-  constexpr PanelTraits kT = TraitsFor(kType);
-  const int64_t k = w.n_in, n_sub = k / kT.sub, n_dw = k / 4;
+  const int64_t k = w.n_in, n_dw = k / 4;
   p->q.resize(static_cast<size_t>(n_dw) * 32);
-  p->scale.assign(static_cast<size_t>(n_sub) * 8, 0.0f);
-  if (kT.has_min) p->mterm.assign(static_cast<size_t>(n_sub) * 8, 0.0f);
-  p->rows_q.resize(static_cast<size_t>(k) * kPanelRows8);
-  p->row_scale.resize(static_cast<size_t>(n_sub));
-  p->row_mterm.resize(static_cast<size_t>(n_sub));
-  for (int r = 0; r < kPanelRows8; ++r) {
-    uint8_t* row_q = p->rows_q.data() + r * k;
-    if (r >= rows) {
-      std::memset(row_q, 0, static_cast<size_t>(k));
-      continue;
-    }
-    UnpackRow<kType>(w.data + static_cast<size_t>(r0 + r) * w.row_bytes, k, row_q, p->row_scale.data(),
-                     p->row_mterm.data());
-    for (int64_t s = 0; s < n_sub; ++s) {
-      p->scale[s * 8 + r] = p->row_scale[s];
-      if (kT.has_min) p->mterm[s * 8 + r] = p->row_mterm[s];
-    }
-  }
+  UnpackRows<kType>(w, r0, rows, kPanelRows8, p);
   for (int64_t i = 0; i < n_dw; i += 8) {  // k is a multiple of 32
     __m256i in[8], out[8];
     for (int r = 0; r < kPanelRows8; ++r) in[r] = LoadU(p->rows_q.data() + r * k + 4 * i);
@@ -78,41 +60,39 @@ void PanelTile8(const Panel& p, const PreparedActs& pa, int64_t c0, float* y, in
   const int8_t* qs = pa.qs.data() + c0 * pa.k;
   const int32_t* off = pa.off.data() + c0 * n_sub;
   const float* da = pa.da.data() + c0 * pa.n_scale;
-  const float* msum = pa.msum.data() + c0 * n_sub;
-  const __m256i ones = _mm256_set1_epi16(1);
-  __m256 acc[C];
-  for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
   const uint8_t* wq = p.q.data();
-  const float* scale = p.scale.data();
-  const float* mterm = p.mterm.data();
-  for (int64_t g = 0; g < n_sub / kT.group; ++g) {
-    __m256 part[C];
-    if constexpr (kT.group > 1) {
-      for (int c = 0; c < C; ++c) part[c] = _mm256_setzero_ps();
-    }
-    for (int j = 0; j < kT.group; ++j) {
-      __m256i isum[C];
-      for (int c = 0; c < C; ++c) isum[c] = _mm256_set1_epi32(off[c]);
-      for (int t = 0; t < kDw; t += 2) {
-        const __m256i w0 = LoadU(wq + t * 32), w1 = LoadU(wq + t * 32 + 32);
-        for (int c = 0; c < C; ++c) {
-          int32_t a0, a1;
-          std::memcpy(&a0, qs + c * kT.sub + 4 * t, 4);
-          std::memcpy(&a1, qs + c * kT.sub + 4 * t + 4, 4);
-          // Two pair sums fit in int16 for quants <= 63.
-          const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, _mm256_set1_epi32(a0)),
-                                               _mm256_maddubs_epi16(w1, _mm256_set1_epi32(a1)));
-          isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p16, ones));
-        }
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[C], accm[C];
+  for (int c = 0; c < C; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
+  // Integer dot of one sub-block (kDw dwords) of the panel rows with each row.
+  auto dot = [&](__m256i* isum) {
+    for (int c = 0; c < C; ++c) isum[c] = _mm256_set1_epi32(off[c]);
+    for (int t = 0; t < kDw; t += 2) {
+      const __m256i w0 = LoadU(wq + t * 32), w1 = LoadU(wq + t * 32 + 32);
+      for (int c = 0; c < C; ++c) {
+        int32_t a0, a1;
+        std::memcpy(&a0, qs + c * kT.sub + 4 * t, 4);
+        std::memcpy(&a1, qs + c * kT.sub + 4 * t + 4, 4);
+        // Two pair sums fit in int16 for quants <= 63.
+        const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, _mm256_set1_epi32(a0)),
+                                             _mm256_maddubs_epi16(w1, _mm256_set1_epi32(a1)));
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p16, ones));
       }
+    }
+    wq += kDw * 32;
+    qs += C * kT.sub;
+    off += C;
+  };
+  if constexpr (kT.group == 1) {
+    const float* msum = pa.msum.data() + c0 * n_sub;
+    const float* scale = p.scale.data();
+    const float* mterm = p.mterm.data();
+    for (int64_t j = 0; j < n_sub; ++j) {
+      __m256i isum[C];
+      dot(isum);
       const __m256 sc = _mm256_loadu_ps(scale);
-      if constexpr (kT.group == 1) {
-        for (int c = 0; c < C; ++c) {
-          acc[c] =
-              _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(sc, _mm256_set1_ps(da[c])), acc[c]);
-        }
-      } else {
-        for (int c = 0; c < C; ++c) part[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), sc, part[c]);
+      for (int c = 0; c < C; ++c) {
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(sc, _mm256_set1_ps(da[c])), acc[c]);
       }
       if constexpr (kT.has_min) {
         const __m256 mt = _mm256_loadu_ps(mterm);
@@ -120,15 +100,50 @@ void PanelTile8(const Panel& p, const PreparedActs& pa, int64_t c0, float* y, in
         mterm += 8;
         msum += C;
       }
-      wq += kDw * 32;
-      qs += C * kT.sub;
-      off += C;
       scale += 8;
-      if constexpr (kT.group == 1) da += C;
-    }
-    if constexpr (kT.group > 1) {
-      for (int c = 0; c < C; ++c) acc[c] = _mm256_fmadd_ps(part[c], _mm256_set1_ps(da[c]), acc[c]);
       da += C;
+    }
+  } else {
+    const int32_t* asum = pa.asum.data() + c0 * n_sub;
+    const int32_t* iscale = p.iscale.data();
+    const int32_t* imin = p.imin.data();
+    const float* dsup = p.dsup.data();
+    const float* msup = p.msup.data();
+    for (int64_t g = 0; g < n_sub / kT.group; ++g) {
+      __m256i total[C], mins[C];
+      for (int c = 0; c < C; ++c) total[c] = mins[c] = _mm256_setzero_si256();
+      for (int j = 0; j < kT.group; ++j) {
+        __m256i isum[C];
+        dot(isum);
+        const __m256i sc = LoadU(iscale);
+        for (int c = 0; c < C; ++c) total[c] = _mm256_add_epi32(total[c], _mm256_mullo_epi32(isum[c], sc));
+        if constexpr (kT.has_min) {
+          const __m256i mn = LoadU(imin);
+          for (int c = 0; c < C; ++c) {
+            mins[c] = _mm256_add_epi32(mins[c], _mm256_mullo_epi32(mn, _mm256_set1_epi32(asum[c])));
+          }
+          imin += 8;
+          asum += C;
+        }
+        iscale += 8;
+      }
+      const __m256 d = _mm256_loadu_ps(dsup);
+      for (int c = 0; c < C; ++c) {
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total[c]), _mm256_mul_ps(d, _mm256_set1_ps(da[c])), acc[c]);
+      }
+      if constexpr (kT.has_min) {
+        const __m256 dm = _mm256_loadu_ps(msup);
+        for (int c = 0; c < C; ++c) {
+          accm[c] =
+              _mm256_fmadd_ps(_mm256_cvtepi32_ps(mins[c]), _mm256_mul_ps(dm, _mm256_set1_ps(da[c])), accm[c]);
+        }
+        msup += 8;
+      }
+      dsup += 8;
+      da += C;
+    }
+    if constexpr (kT.has_min) {
+      for (int c = 0; c < C; ++c) acc[c] = _mm256_sub_ps(acc[c], accm[c]);
     }
   }
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -165,20 +180,14 @@ const PreparedActs* PreparePanelActs8(GgmlType type, const uint8_t* act, size_t 
 void MulRowsPanel8(const WeightView& w, const PreparedActs& acts, int64_t m, float* y, int64_t ldy,
                    int64_t r0, int64_t r1) {
   switch (w.type) {
-    case GgmlType::kQ4_0:
-      return MulRowsPanel8T<GgmlType::kQ4_0>(w, acts, m, y, ldy, r0, r1);
     case GgmlType::kQ4_1:
       return MulRowsPanel8T<GgmlType::kQ4_1>(w, acts, m, y, ldy, r0, r1);
-    case GgmlType::kQ5_0:
-      return MulRowsPanel8T<GgmlType::kQ5_0>(w, acts, m, y, ldy, r0, r1);
     case GgmlType::kQ5_1:
       return MulRowsPanel8T<GgmlType::kQ5_1>(w, acts, m, y, ldy, r0, r1);
     case GgmlType::kQ4_K:
       return MulRowsPanel8T<GgmlType::kQ4_K>(w, acts, m, y, ldy, r0, r1);
     case GgmlType::kQ5_K:
       return MulRowsPanel8T<GgmlType::kQ5_K>(w, acts, m, y, ldy, r0, r1);
-    case GgmlType::kQ6_K:
-      return MulRowsPanel8T<GgmlType::kQ6_K>(w, acts, m, y, ldy, r0, r1);
     default:
       assert(false && "MulRowsPanel8: no AVX2 panel kernel for this type");
   }

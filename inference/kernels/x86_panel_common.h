@@ -7,12 +7,21 @@
 //
 // Panel of R rows and K values, sub-blocks of S values (S = 32; 16 for Q6_K):
 //   q[K/4][R][4]  u8: dword i of row r at (i*R + r)*4, quants in value order
-//   scale[K/S][R] f32: per sub-block and row: d (legacy) or d*sc (K-quants)
-//   mterm[K/S][R] f32: types with a min: m (Q4_1/Q5_1) or -dmin*mn (Q4_K/Q5_K)
-// Row value = scale*(q - offset) + mterm (per sub-block).
+//   legacy types (one sub-block per scale block):
+//     scale[K/S][R] f32: d; mterm[K/S][R] f32: m (Q4_1/Q5_1)
+//     row value = scale*(q - offset) + mterm
+//   K-quants (sub-blocks grouped in 256-value super-blocks):
+//     iscale[K/S][R] i32: sub-block scale sc; imin[K/S][R] i32: min mn (Q4_K/Q5_K)
+//     dsup[K/256][R] f32: d; msup[K/256][R] f32: dmin (Q4_K/Q5_K)
+//     row value = d*sc*(q - offset) - dmin*mn
+// Float steps per output (K-quants), those of llama.cpp's Q4_K gemv: per
+// super-block the exact integers ISUM = sum_j sc_j * dot_j and MINS = sum_j
+// mn_j * asum_j, then acc = fma(float(ISUM), d*da, acc), accm =
+// fma(float(MINS), dmin*da, accm); result acc - accm.
 // Prepared activation row: qs[K] i8; off[K/S] i32 = -offset*sum(qs of the
 // sub-block); da[K/(S*group)] f32 (one per activation scale block);
-// msum[K/S] f32 = da*sum(qs of the sub-block).
+// msum[K/S] f32 = da*sum(qs of the sub-block) (legacy); asum[K/S] i32 = sum
+// (K-quants).
 #pragma once
 
 #include <immintrin.h>
@@ -56,35 +65,44 @@ constexpr PanelTraits TraitsFor(GgmlType t) {
   }
 }
 
-// Unpacks one weight row: n unsigned quants (value order), per-sub-block scale
-// and mterm (see above).
+// One unpacked weight row's scales (see above; each type fills its own).
+struct RowScales {
+  float* scale;     // [n_sub] legacy
+  float* mterm;     // [n_sub] legacy with a min
+  int32_t* iscale;  // [n_sub] K-quants
+  int32_t* imin;    // [n_sub] Q4_K/Q5_K
+  float* dsup;      // [n_super] K-quants
+  float* msup;      // [n_super] Q4_K/Q5_K
+};
+
+// Unpacks one weight row: n unsigned quants (value order) and its scales.
 template <GgmlType kType>
-void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, float* scale, float* mterm) {
+void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, const RowScales& rs) {
   if constexpr (TraitsFor(kType).group == 1) {
     for (int64_t b = 0; b < n / kQK; ++b) {
       __m256i v;
       if constexpr (kType == GgmlType::kQ4_0) {
         const auto& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
         v = UnpackNibbles32(blk.qs);
-        scale[b] = H2F(blk.d);
+        rs.scale[b] = H2F(blk.d);
       } else if constexpr (kType == GgmlType::kQ4_1) {
         const auto& blk = reinterpret_cast<const BlockQ4_1*>(row)[b];
         v = UnpackNibbles32(blk.qs);
-        scale[b] = H2F(blk.d);
-        mterm[b] = H2F(blk.m);
+        rs.scale[b] = H2F(blk.d);
+        rs.mterm[b] = H2F(blk.m);
       } else if constexpr (kType == GgmlType::kQ5_0) {
         const auto& blk = reinterpret_cast<const BlockQ5_0*>(row)[b];
         v = UnpackQ5(blk);
-        scale[b] = H2F(blk.d);
+        rs.scale[b] = H2F(blk.d);
       } else if constexpr (kType == GgmlType::kQ5_1) {
         const auto& blk = reinterpret_cast<const BlockQ5_1*>(row)[b];
         v = UnpackQ5(blk);
-        scale[b] = H2F(blk.d);
-        mterm[b] = H2F(blk.m);
+        rs.scale[b] = H2F(blk.d);
+        rs.mterm[b] = H2F(blk.m);
       } else {
         const auto& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
         v = _mm256_xor_si256(LoadU(blk.qs), _mm256_set1_epi8(static_cast<char>(0x80)));
-        scale[b] = H2F(blk.d);
+        rs.scale[b] = H2F(blk.d);
       }
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * b), v);
     }
@@ -93,12 +111,13 @@ void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, float* scale, float* m
     const __m256i low4 = _mm256_set1_epi8(15), bit = _mm256_set1_epi8(1);
     for (int64_t b = 0; b < n / kQKK; ++b) {
       const Block& blk = reinterpret_cast<const Block*>(row)[b];
-      const float d = H2F(blk.d), dmin = H2F(blk.dmin);
+      rs.dsup[b] = H2F(blk.d);
+      rs.msup[b] = H2F(blk.dmin);
       for (int j = 0; j < 8; ++j) {
         uint8_t sc, mn;
         UnpackScaleMin(j, blk.scales, &sc, &mn);
-        scale[8 * b + j] = d * sc;
-        mterm[8 * b + j] = -dmin * mn;
+        rs.iscale[8 * b + j] = sc;
+        rs.imin[8 * b + j] = mn;
       }
       __m256i qh = _mm256_setzero_si256();
       if constexpr (kType == GgmlType::kQ5_K) qh = LoadU(blk.qh);
@@ -120,8 +139,8 @@ void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, float* scale, float* m
     const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
     for (int64_t b = 0; b < n / kQKK; ++b) {
       const BlockQ6_K& blk = reinterpret_cast<const BlockQ6_K*>(row)[b];
-      const float d = H2F(blk.d);
-      for (int j = 0; j < 16; ++j) scale[16 * b + j] = d * blk.scales[j];
+      rs.dsup[b] = H2F(blk.d);
+      for (int j = 0; j < 16; ++j) rs.iscale[16 * b + j] = blk.scales[j];
       for (int h = 0; h < 2; ++h) {
         const __m256i ql0 = LoadU(blk.ql + 64 * h), ql1 = LoadU(blk.ql + 64 * h + 32);
         const __m256i qh = LoadU(blk.qh + 32 * h);
@@ -149,11 +168,69 @@ void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, float* scale, float* m
 // One panel of R weight rows (layout above) and its unpacking scratch.
 struct Panel {
   std::vector<uint8_t> q;       // K/4 * R * 4
-  std::vector<float> scale;     // K/S * R
-  std::vector<float> mterm;     // K/S * R (types with a min)
-  std::vector<uint8_t> rows_q;  // R unpacked rows of K quants
-  std::vector<float> row_scale, row_mterm;
+  std::vector<float> scale;       // K/S * R (legacy)
+  std::vector<float> mterm;       // K/S * R (legacy with a min)
+  std::vector<int32_t> iscale;    // K/S * R (K-quants)
+  std::vector<int32_t> imin;      // K/S * R (Q4_K/Q5_K)
+  std::vector<float> dsup, msup;  // K/256 * R (K-quants)
+  std::vector<uint8_t> rows_q;    // R unpacked rows of K quants
+  std::vector<float> row_scale, row_mterm, row_dsup, row_msup;
+  std::vector<int32_t> row_iscale, row_imin;
 };
+
+// Unpacks weight rows [r0, r0 + rows) (rows <= R) into p: rows_q (R rows of
+// K quants, row-major; missing rows are zero), scale and mterm ([K/S][R];
+// missing rows 0).
+template <GgmlType kType>
+void UnpackRows(const WeightView& w, int64_t r0, int rows, int R, Panel* p) {
+  constexpr PanelTraits kT = TraitsFor(kType);
+  constexpr bool kK = kT.group > 1;
+  const int64_t k = w.n_in, n_sub = k / kT.sub, n_super = k / 256;
+  const size_t ns = static_cast<size_t>(n_sub), nsup = static_cast<size_t>(n_super);
+  if constexpr (kK) {
+    p->iscale.assign(ns * R, 0);
+    p->dsup.assign(nsup * R, 0.0f);
+    if (kT.has_min) {
+      p->imin.assign(ns * R, 0);
+      p->msup.assign(nsup * R, 0.0f);
+    }
+  } else {
+    p->scale.assign(ns * R, 0.0f);
+    if (kT.has_min) p->mterm.assign(ns * R, 0.0f);
+  }
+  p->rows_q.resize(static_cast<size_t>(k) * R);
+  p->row_scale.resize(ns);
+  p->row_mterm.resize(ns);
+  p->row_iscale.resize(ns);
+  p->row_imin.resize(ns);
+  p->row_dsup.resize(nsup);
+  p->row_msup.resize(nsup);
+  const RowScales rs{p->row_scale.data(), p->row_mterm.data(), p->row_iscale.data(),
+                     p->row_imin.data(),  p->row_dsup.data(),  p->row_msup.data()};
+  for (int r = 0; r < R; ++r) {
+    uint8_t* row_q = p->rows_q.data() + r * k;
+    if (r >= rows) {
+      std::memset(row_q, 0, static_cast<size_t>(k));
+      continue;
+    }
+    UnpackRow<kType>(w.data + static_cast<size_t>(r0 + r) * w.row_bytes, k, row_q, rs);
+    for (int64_t s = 0; s < n_sub; ++s) {
+      if constexpr (kK) {
+        p->iscale[s * R + r] = p->row_iscale[s];
+        if (kT.has_min) p->imin[s * R + r] = p->row_imin[s];
+      } else {
+        p->scale[s * R + r] = p->row_scale[s];
+        if (kT.has_min) p->mterm[s * R + r] = p->row_mterm[s];
+      }
+    }
+    if constexpr (kK) {
+      for (int64_t b = 0; b < n_super; ++b) {
+        p->dsup[b * R + r] = p->row_dsup[b];
+        if (kT.has_min) p->msup[b * R + r] = p->row_msup[b];
+      }
+    }
+  }
+}
 
 // Activation rows, grouped in tiles of kTile rows (the last tile may be
 // narrower, C rows); inside a tile, sub-block-major so the kernel walks one
@@ -166,6 +243,7 @@ struct PreparedActs {
   std::vector<int32_t> off;
   std::vector<float> da;
   std::vector<float> msum;
+  std::vector<int32_t> asum;
 };
 
 template <GgmlType kType, int kTile>
@@ -181,6 +259,7 @@ void PrepareActs(const uint8_t* act, size_t stride, int64_t m, int64_t k, Prepar
   pa->off.resize(static_cast<size_t>(m * n_sub));
   pa->da.resize(static_cast<size_t>(m * n_scale));
   pa->msum.resize(static_cast<size_t>(m * n_sub));
+  pa->asum.resize(static_cast<size_t>(m * n_sub));
   auto fill = [&](int64_t t0, int64_t t1, int) {
     for (int64_t c0 = t0 * kTile; c0 < m && c0 < t1 * kTile; c0 += kTile) {
       const int64_t cols = m - c0 < kTile ? m - c0 : kTile;
@@ -188,6 +267,7 @@ void PrepareActs(const uint8_t* act, size_t stride, int64_t m, int64_t k, Prepar
       int32_t* off = pa->off.data() + c0 * n_sub;
       float* da = pa->da.data() + c0 * n_scale;
       float* msum = pa->msum.data() + c0 * n_sub;
+      int32_t* asum = pa->asum.data() + c0 * n_sub;
       for (int64_t c = 0; c < cols; ++c) {
         const uint8_t* row = act + (c0 + c) * stride;
         if constexpr (kT.group == 1) {
@@ -209,7 +289,7 @@ void PrepareActs(const uint8_t* act, size_t stride, int64_t m, int64_t k, Prepar
               int32_t sum = 0;
               for (int t = 0; t < kPer; ++t) sum += a[b].bsums[kPer * j + t];
               off[sub * cols + c] = -kT.offset * sum;
-              msum[sub * cols + c] = a[b].d * static_cast<float>(sum);
+              asum[sub * cols + c] = sum;
             }
           }
         }
@@ -226,35 +306,25 @@ void PrepareActs(const uint8_t* act, size_t stride, int64_t m, int64_t k, Prepar
 
 // The activations of one MatMul in the panel layout with tiles of kTile rows
 // (built by the calling thread, with `pool` if given; owned by the calling
-// thread until its next call), or nullptr when the type has no panel kernel.
+// thread until its next call), or nullptr when the type has no panel kernel
+// (Q4_0, Q5_0, Q8_0 and Q6_K take x86_legacy_tiles.h / x86_q6k_tiles.h for
+// every batch size).
 template <int kTile>
 const PreparedActs* PreparePanelActsT(GgmlType type, const uint8_t* act, size_t stride, int64_t m, int64_t k,
                                       ThreadPool* pool) {
   thread_local PreparedActs acts;
   switch (type) {
-    case GgmlType::kQ4_0:
-      PrepareActs<GgmlType::kQ4_0, kTile>(act, stride, m, k, &acts, pool);
-      break;
     case GgmlType::kQ4_1:
       PrepareActs<GgmlType::kQ4_1, kTile>(act, stride, m, k, &acts, pool);
       break;
-    case GgmlType::kQ5_0:
-      PrepareActs<GgmlType::kQ5_0, kTile>(act, stride, m, k, &acts, pool);
-      break;
     case GgmlType::kQ5_1:
       PrepareActs<GgmlType::kQ5_1, kTile>(act, stride, m, k, &acts, pool);
-      break;
-    case GgmlType::kQ8_0:
-      PrepareActs<GgmlType::kQ8_0, kTile>(act, stride, m, k, &acts, pool);
       break;
     case GgmlType::kQ4_K:
       PrepareActs<GgmlType::kQ4_K, kTile>(act, stride, m, k, &acts, pool);
       break;
     case GgmlType::kQ5_K:
       PrepareActs<GgmlType::kQ5_K, kTile>(act, stride, m, k, &acts, pool);
-      break;
-    case GgmlType::kQ6_K:
-      PrepareActs<GgmlType::kQ6_K, kTile>(act, stride, m, k, &acts, pool);
       break;
     default:
       return nullptr;

@@ -8,6 +8,7 @@
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "inference/kernels/kernel_set.h"
@@ -207,10 +208,10 @@ template <int C>
 void DotTileQ6K(int64_t n, const uint8_t* w_row, const uint8_t* const* acts, float* out) {
   const auto* w = reinterpret_cast<const BlockQ6_K*>(w_row);
   const BlockQ8K* a[C];
-  __m256 acc[C];
+  float acc[C];
   for (int c = 0; c < C; ++c) {
     a[c] = reinterpret_cast<const BlockQ8K*>(acts[c]);
-    acc[c] = _mm256_setzero_ps();
+    acc[c] = 0;
   }
   const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
   for (int64_t b = 0; b < n / kQKK; ++b) {
@@ -245,12 +246,13 @@ void DotTileQ6K(int64_t n, const uint8_t* w_row, const uint8_t* const* acts, flo
     const float d = H2F(blk.d);
     for (int c = 0; c < C; ++c) {
       const BlockQ8K& ab = a[c][b];
+      // One exact integer per super-block (the -32 offset cancels most of
+      // the lane sums, so it is applied before rounding to float).
       const int32_t off = HsumI(_mm256_madd_epi16(LoadU(ab.bsums), scales16));
-      const __m256i total = _mm256_sub_epi32(isum[c], _mm256_setr_epi32(32 * off, 0, 0, 0, 0, 0, 0, 0));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total), _mm256_set1_ps(d * ab.d), acc[c]);
+      acc[c] += ab.d * d * static_cast<float>(HsumI(isum[c]) - 32 * off);
     }
   }
-  for (int c = 0; c < C; ++c) out[c] = Hsum(acc[c]);
+  for (int c = 0; c < C; ++c) out[c] = acc[c];
 }
 
 // F32 / F16 / BF16 weights with float activations.
@@ -384,12 +386,12 @@ inline float AbsMax(const float* x, int n) {
 void QuantizeQ8AX86(const float* x, int64_t n, BlockQ8A* out) {
   for (int64_t b = 0; b < n / kQK; ++b) {
     const float* v = x + kQK * b;
-    const float d = AbsMax(v, 32) / 127.0f;
-    const float id = d != 0 ? 1.0f / d : 0.0f;
+    const float amax = AbsMax(v, 32);
+    const float id = amax != 0 ? 127.0f / amax : 0.0f;
     __m256i lo, hi;
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs),
                         QuantizeBlock32(v, _mm256_set1_ps(id), &lo, &hi));
-    out[b].d = d;
+    out[b].d = Q8AScale(amax);
     out[b].sum = HsumI(_mm256_add_epi32(lo, hi));
   }
 }
@@ -397,16 +399,26 @@ void QuantizeQ8AX86(const float* x, int64_t n, BlockQ8A* out) {
 void QuantizeQ8KX86(const float* x, int64_t n, BlockQ8K* out) {
   for (int64_t b = 0; b < n / kQKK; ++b) {
     const float* v = x + kQKK * b;
-    const float d = AbsMax(v, 256) / 127.0f;
-    const __m256 id = _mm256_set1_ps(d != 0 ? 1.0f / d : 0.0f);
+    // The signed value of largest magnitude: the first element equal in
+    // magnitude to the vector maximum.
+    const float amax = AbsMax(v, 256);
+    float max = 0;
+    for (int j = 0; j < kQKK && amax != 0; ++j) {
+      if (std::fabs(v[j]) == amax) {
+        max = v[j];
+        break;
+      }
+    }
+    const float iscale = max != 0 ? -127.0f / max : 0.0f;
+    const __m256 id = _mm256_set1_ps(iscale);
     for (int k = 0; k < 8; ++k) {
-      __m256i lo, hi;
+      __m256i lo, hi;  // 128 saturates to 127 in the packs: min(127, q)
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs + 32 * k),
                           QuantizeBlock32(v + 32 * k, id, &lo, &hi));
       out[b].bsums[2 * k] = static_cast<int16_t>(HsumI(lo));
       out[b].bsums[2 * k + 1] = static_cast<int16_t>(HsumI(hi));
     }
-    out[b].d = d;
+    out[b].d = max != 0 ? 1.0f / iscale : 0.0f;
   }
 }
 

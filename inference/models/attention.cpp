@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "inference/kernels/f16_attention.h"
 #include "inference/models/vec_ops.h"
 
 namespace ragd::inference {
@@ -14,6 +15,7 @@ void Attend(const ModelConfig& config, int layer, int64_t window, std::span<cons
   const int64_t group = config.n_head / config.n_head_kv;
   const int64_t kv_width = config.n_head_kv * hd;
   const int64_t q_width = config.n_head * hd;
+  const bool llama_order = config.f16_attention && hd % 64 == 0;
 
   // Work items are (sequence, token, kv head) triples, numbered through
   // `first`; the `group` query heads of one kv head share its key loads.
@@ -54,6 +56,18 @@ void Attend(const ModelConfig& config, int layer, int64_t window, std::span<cons
           out[g] = seq.out + i * q_width + h * hd;
         }
         if (static_cast<int64_t>(scores.size()) < nq * n_keys) scores.resize(nq * n_keys);
+        if (llama_order) {
+          // llama.cpp's arithmetic with its F16 cache, summed in the order of
+          // its one-query step for every row (row results do not depend on
+          // the number of rows).
+          DotRowsF16Order(q, nq, keys.data(), n_keys, hd, scores.data());
+          for (int g = 0; g < nq; ++g) {
+            SoftmaxF16Order(scores.data() + g * n_keys, n_keys, lo);
+            RoundToHalf(scores.data() + g * n_keys, n_keys);
+          }
+          WeightedRowSumF16Order(scores.data(), nq, values.data(), n_keys, lo, hd, out);
+          continue;
+        }
         DotRows(q, nq, keys.data(), n_keys, hd, scores.data());
         for (int g = 0; g < nq; ++g) {
           Softmax(scores.data() + g * n_keys, n_keys);

@@ -314,7 +314,7 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
   MatMul(lw.gate, s_.h.data(), m, s_.gate.data(), pool);
   MatMul(lw.up, s_.h.data(), m, s_.up.data(), pool);
   ForRows(m, pool, [&](int64_t begin, int64_t end) {
-    GeluTanh(s_.gate.data() + begin * c.n_ff, (end - begin) * c.n_ff);
+    GeluTanhHalf(s_.gate.data() + begin * c.n_ff, (end - begin) * c.n_ff);  // llama.cpp's half table
     MulF32(s_.up.data() + begin * c.n_ff, s_.gate.data() + begin * c.n_ff, (end - begin) * c.n_ff);
   });
   MatMul(lw.down, s_.gate.data(), m, s_.o.data(), pool);

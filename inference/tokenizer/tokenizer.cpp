@@ -56,13 +56,23 @@ spm::PieceType TypeOf(double gguf_type) {
 
 }  // namespace
 
+// The vocabulary is kept compact (262k pieces): one string with every piece
+// as stored in the GGUF, their offsets, and their types; a token's text is
+// derived from its piece when asked for.
 struct Tokenizer::Impl {
   sentencepiece::SentencePieceProcessor sp;
-  std::vector<std::string> pieces;    // as stored in the GGUF
-  std::vector<std::string> bytes;     // decoded text of each token
-  std::vector<spm::PieceType> types;  // as stored in the GGUF
+  std::string text;              // every piece, concatenated
+  std::vector<uint32_t> offset;  // piece i is text[offset[i], offset[i+1])
+  std::vector<uint8_t> types;    // spm::PieceType of each piece
   // User-defined pieces (raw text, id), longest first, then by id.
   std::vector<std::pair<std::string, TokenId>> user_defined;
+
+  size_t size() const { return types.size(); }
+  std::string_view Piece(TokenId id) const {
+    return std::string_view(text).substr(offset[id], offset[id + 1] - offset[id]);
+  }
+  spm::PieceType Type(TokenId id) const { return static_cast<spm::PieceType>(types[id]); }
+  void AppendBytes(TokenId id, std::string* out) const;
 };
 
 namespace {
@@ -108,6 +118,25 @@ std::vector<Fragment> SplitUserDefined(std::string_view text,
 
 }  // namespace
 
+// The text a token contributes: normal pieces with U+2581 as a space,
+// user-defined pieces as they are, byte pieces as their byte, others nothing.
+void Tokenizer::Impl::AppendBytes(TokenId id, std::string* out) const {
+  const std::string_view piece = Piece(id);
+  switch (Type(id)) {
+    case spm::PieceType::kNormal:
+      *out += ReplaceAll(piece, kSpmSpace, kSpace);
+      break;
+    case spm::PieceType::kUserDefined:
+      *out += piece;
+      break;
+    case spm::PieceType::kByte:
+      out->push_back(static_cast<char>(ByteOfPiece(piece)));
+      break;
+    default:
+      break;
+  }
+}
+
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Tokenizer::~Tokenizer() = default;
 
@@ -133,9 +162,17 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const GgufFile& gguf) {
   if (n > static_cast<size_t>(INT32_MAX)) return Status::Corrupt("vocabulary too large");
 
   auto impl = std::make_unique<Impl>();
-  impl->pieces = tokens->strings;
   impl->types.resize(n);
-  impl->bytes.resize(n);
+  impl->offset.resize(n + 1);
+  size_t total = 0;
+  for (const std::string& t : tokens->strings) total += t.size();
+  if (total > UINT32_MAX) return Status::Corrupt("vocabulary text too large");
+  impl->text.reserve(total);
+  for (size_t i = 0; i < n; ++i) {
+    impl->offset[i] = static_cast<uint32_t>(impl->text.size());
+    impl->text += tokens->strings[i];
+  }
+  impl->offset[n] = static_cast<uint32_t>(impl->text.size());
   spm::ModelSpec spec;
   spec.pieces.resize(n);
 
@@ -157,20 +194,18 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const GgufFile& gguf) {
   for (size_t i = 0; i < n; ++i) {
     const std::string& text = tokens->strings[i];
     const spm::PieceType type = TypeOf(types->numbers[i]);
-    impl->types[i] = type;
+    impl->types[i] = static_cast<uint8_t>(type);
     spm::Piece& p = spec.pieces[i];
     p.score = static_cast<float>(scores->numbers[i]);
     p.type = type;
     switch (type) {
       case spm::PieceType::kNormal:
         p.text = text;
-        impl->bytes[i] = ReplaceAll(text, kSpmSpace, kSpace);
         break;
       case spm::PieceType::kUserDefined:
         // Matched on the raw text by Encode() before SentencePiece sees it
         // (as llama.cpp does), so a typed U+2581 never joins a run of spaces.
         p.text = text;
-        impl->bytes[i] = text;
         impl->user_defined.emplace_back(text, static_cast<TokenId>(i));
         break;
       case spm::PieceType::kByte: {
@@ -178,7 +213,6 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const GgufFile& gguf) {
         if (b < 0) return Status::Corrupt("byte token " + std::to_string(i) + " is not of the form <0xNN>");
         byte_seen[b] = true;
         p.text = text;
-        impl->bytes[i] = std::string(1, static_cast<char>(b));
         break;
       }
       default:  // control, unknown, unused: no text
@@ -251,7 +285,7 @@ Result<std::string> Tokenizer::Decode(std::span<const TokenId> ids) const {
   for (TokenId id : ids) {
     if (id < 0 || id >= vocab_size())
       return Status::OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary");
-    out += impl_->bytes[id];
+    impl_->AppendBytes(id, &out);
   }
   return IsValidUtf8(out) ? out : RepairUtf8(out);
 }
@@ -259,29 +293,31 @@ Result<std::string> Tokenizer::Decode(std::span<const TokenId> ids) const {
 Result<std::string> Tokenizer::TokenBytes(TokenId id) const {
   if (id < 0 || id >= vocab_size())
     return Status::OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary");
-  return impl_->bytes[id];
+  std::string out;
+  impl_->AppendBytes(id, &out);
+  return out;
 }
 
 Result<std::string> Tokenizer::TokenPiece(TokenId id) const {
   if (id < 0 || id >= vocab_size())
     return Status::OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary");
-  return impl_->pieces[id];
+  return std::string(impl_->Piece(id));
 }
 
 TokenId Tokenizer::PieceToId(std::string_view piece) const {
   std::string key(piece);
   const int id = impl_->sp.PieceToId(key);
-  return id >= 0 && id < vocab_size() && impl_->pieces[id] == piece ? id : -1;
+  return id >= 0 && id < vocab_size() && impl_->Piece(id) == piece ? id : -1;
 }
 
-int Tokenizer::vocab_size() const { return static_cast<int>(impl_->pieces.size()); }
+int Tokenizer::vocab_size() const { return static_cast<int>(impl_->size()); }
 
 bool Tokenizer::IsEndOfGeneration(TokenId id) const {
   return id >= 0 && (id == eos_id_ || id == end_of_turn_id_);
 }
 
 bool Tokenizer::IsControl(TokenId id) const {
-  return id >= 0 && id < vocab_size() && impl_->types[id] == spm::PieceType::kControl;
+  return id >= 0 && id < vocab_size() && impl_->Type(id) == spm::PieceType::kControl;
 }
 
 Result<std::string> IncrementalDecoder::Push(TokenId id) {

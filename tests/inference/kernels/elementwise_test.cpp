@@ -50,11 +50,21 @@ TEST(Elementwise, RopeNeox) {
       auto h = testing::RandomFloats(hd, rng);
       auto orig = h;
       RopeNeox(h.data(), hd, pos, base);
+      // llama.cpp's angles (float, theta_{i+1} = theta_i * base^(-2/hd)) and
+      // roundings, reproduced exactly; and within float rounding of the exact angle
+      // (the iterated product drifts by up to ~3e-7 relative, times pos).
+      const float scale = std::pow(base, -2.0f / static_cast<float>(hd));
+      float theta = static_cast<float>(pos);
       for (int64_t i = 0; i < hd / 2; ++i) {
+        const float a = orig[i], b = orig[i + hd / 2];
+        const float c = std::cos(theta), s = std::sin(theta);
+        EXPECT_EQ(h[i], std::fma(a, c, -(b * s)));
+        EXPECT_EQ(h[i + hd / 2], std::fma(a, s, b * c));
+        theta *= scale;
         const double th = pos * std::pow(static_cast<double>(base), -2.0 * i / hd);
-        const double a = orig[i], b = orig[i + hd / 2];
-        EXPECT_NEAR(h[i], a * std::cos(th) - b * std::sin(th), 1e-5);
-        EXPECT_NEAR(h[i + hd / 2], a * std::sin(th) + b * std::cos(th), 1e-5);
+        const double tol = 1e-5 + 1e-6 * static_cast<double>(pos);
+        EXPECT_NEAR(h[i], a * std::cos(th) - b * std::sin(th), tol);
+        EXPECT_NEAR(h[i + hd / 2], a * std::sin(th) + b * std::cos(th), tol);
       }
     }
   }
@@ -80,6 +90,33 @@ TEST(Elementwise, Softmax) {
         EXPECT_NEAR(y[i], want, 2e-6 + 1e-5 * want) << i;
       }
     }
+  }
+}
+
+// llama.cpp's GELU: input and output rounded to half through a table.
+TEST(Elementwise, GeluTanhHalf) {
+  std::vector<float> x;
+  for (float v = -12.0f; v <= 12.0f; v += 0.013f) x.push_back(v);
+  x.push_back(-10.0f);
+  x.push_back(10.0f);
+  auto y = x;
+  GeluTanhHalf(y.data(), static_cast<int64_t>(y.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    if (v <= -10.0) {
+      EXPECT_EQ(y[i], 0.0f) << v;
+      continue;
+    }
+    if (v >= 10.0) {
+      EXPECT_EQ(y[i], x[i]) << v;
+      continue;
+    }
+    // Exactly a half, and within half precision of the exact value at the
+    // half-rounded input.
+    EXPECT_EQ(kernels::HalfToFloat(kernels::FloatToHalf(y[i])), y[i]) << v;
+    const double h = kernels::HalfToFloat(kernels::FloatToHalf(x[i]));
+    const double want = 0.5 * h * (1 + std::tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)));
+    EXPECT_NEAR(y[i], want, 1e-7 + std::fabs(want) * 1.0 / 1024) << v;
   }
 }
 

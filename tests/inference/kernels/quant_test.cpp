@@ -166,10 +166,15 @@ TEST(ActivationQuant, Q8ARoundTrip) {
     for (int j = 0; j < 32; ++j) {
       sum += q[b].qs[j];
       amax = std::max(amax, std::fabs(x[32 * b + j]));
-      EXPECT_NEAR(q[b].d * q[b].qs[j], x[32 * b + j], q[b].d * 0.5f + 1e-6f);
+      // d is amax/127 rounded to half: up to 127 * 2^-11 relative off.
+      EXPECT_NEAR(q[b].d * q[b].qs[j], x[32 * b + j], q[b].d * 0.57f + 1e-6f);
     }
     EXPECT_EQ(sum, q[b].sum);
-    EXPECT_FLOAT_EQ(q[b].d, amax / 127);
+    // llama.cpp's values: d = half(amax/127), q = round-half-even(x * 127/amax).
+    EXPECT_EQ(q[b].d, HalfToFloat(FloatToHalf(amax / 127)));
+    for (int j = 0; j < 32; ++j) {
+      EXPECT_EQ(q[b].qs[j], static_cast<int>(std::nearbyintf(x[32 * b + j] * (127.0f / amax))));
+    }
   }
   std::vector<float> zero(32, 0.0f);
   QuantizeQ8ARef(zero.data(), 32, q.data());
@@ -188,10 +193,18 @@ TEST(ActivationQuant, Q8KRoundTrip) {
       for (int j = 0; j < 16; ++j) {
         const int i = 16 * g + j;
         sum += q[b].qs[i];
-        EXPECT_NEAR(q[b].d * q[b].qs[i], x[256 * b + i], q[b].d * 0.5f + 1e-6f);
+        EXPECT_NEAR(q[b].d * q[b].qs[i], x[256 * b + i], std::fabs(q[b].d) * 0.5f + 1e-6f);
       }
       EXPECT_EQ(sum, q[b].bsums[g]);
     }
+    // llama.cpp's scale: the value of largest magnitude maps to -127 and
+    // d = 1/(-127/max) (negative when that value is positive).
+    int arg = 0;
+    for (int i = 1; i < 256; ++i) {
+      if (std::fabs(x[256 * b + i]) > std::fabs(x[256 * b + arg])) arg = i;
+    }
+    EXPECT_EQ(q[b].qs[arg], -127);
+    EXPECT_EQ(q[b].d, 1.0f / (-127.0f / x[256 * b + arg]));
   }
 }
 

@@ -111,7 +111,7 @@ TEST(KernelSets, MatMulMatchesReferenceForEveryBatchSize) {
       const auto data = testing::RandomRows(type, n_in, n_out, rng);
       const WeightView w{type, data.data(), n_in, n_out,
                          RowBytes(*GetTypeInfo(static_cast<uint32_t>(type)), n_in)};
-      for (const int64_t m : {1, 2, 3, 5, 8, 17, 40}) {  // 17, 40: F32 goes to sgemm
+      for (const int64_t m : {1, 2, 3, 5, 8, 17, 40}) {
         const auto x = testing::RandomFloats(n_in * m, rng);
         std::vector<float> want(n_out * m), got(n_out * m);
         MatMulWith(kScalarKernels, w, x.data(), m, want.data(), nullptr);

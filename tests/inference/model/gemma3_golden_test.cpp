@@ -1,13 +1,26 @@
 // The Gemma 3 270M forward pass against llama.cpp (tests/data/
 // gemma_generation.json, written by scripts/make-golden): greedy generation
-// must reproduce llama.cpp's 64 tokens on every prompt, and teacher-forced
-// next-token predictions must agree on >= 99% of positions.
+// must reproduce llama.cpp's 64 tokens on every prompt (a divergence only
+// where llama.cpp's top-2 logits differ by less than 0.05), and
+// teacher-forced next-token predictions must agree on >= 99% of positions;
+// the largest |logit difference| is reported.
+//
+// The goldens are llama.cpp evaluating one token per decode step with its
+// default F16 KV cache and no flash attention (see scripts/make-golden).
+// ragd with f16_attention reproduces that arithmetic operation by operation
+// (activation quantization, the summation order of its Q5_0/Q8_0/Q4_K/Q6_K
+// dot products, RMSNorm, RoPE, its half-precision GELU table, the F16
+// attention and its softmax), so on an x86 CPU with AVX2 the logits are
+// expected to be bitwise equal (max difference 0). This model amplifies any
+// rounding difference to ~0.2 logits within a few layers, so the thresholds
+// below hold only for an exact reproduction.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "inference/gguf.h"
 #include "inference/kernels/kernels.h"
@@ -17,23 +30,11 @@
 namespace ragd::inference {
 namespace {
 
-// Thresholds come from llama.cpp's own sensitivity, measured with the same
-// file and prompts: switching only its KV cache from F16 to F32 moves its
-// logits by 0.13-0.38 on average (max 2.1), drops its teacher-forced top-1
-// agreement with its own golden run to 314/320 = 98.1% on the five short
-// prompts, and flips top-1 where the golden top-2 gap was up to 0.42. ragd
-// with every weight dequantized to F32 matches llama.cpp on those same F32
-// weights to 0.003 mean / 0.023 max, so the forward pass itself agrees; the
-// rest is rounding of 8-bit activations, amplified by this model.
-//
-// A greedy divergence is accepted where llama.cpp nearly tied: our token is
-// in its top-5 and within kTieMargin of its best logit.
-constexpr double kTieMargin = 1.0;
+// A greedy divergence is accepted only where llama.cpp's best two logits
+// differ by less than this.
+constexpr double kTieGap = 0.05;
 // Teacher-forced top-1 agreement, in percent.
-constexpr double kMinAgreement = 97.0;
-// Teacher-forced |logit - llama.cpp| over llama.cpp's top-5: a real defect
-// (a wrong norm, RoPE or mask) moves logits by whole units.
-constexpr double kMaxMeanLogitDiff = 0.5;
+constexpr double kMinAgreement = 99.0;
 
 struct Fixture {
   std::unique_ptr<GgufFile> file;
@@ -48,7 +49,9 @@ Fixture& Get() {
     EXPECT_TRUE(file.ok()) << file.status().ToString();
     if (!file.ok()) return x;
     x.file = std::make_unique<GgufFile>(std::move(file).value());
-    auto m = LoadModel(*x.file);
+    ModelOptions options;
+    options.f16_attention = true;  // llama.cpp's default F16 KV cache arithmetic
+    auto m = LoadModel(*x.file, options);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
     if (m.ok()) x.model = std::move(m).value();
     x.pool = std::make_unique<ThreadPool>(2);
@@ -77,15 +80,11 @@ TEST(Gemma3Golden, GreedyGenerationMatchesLlamaCpp) {
       const int32_t got = Argmax(logits.data(), vocab);
       if (got != expected[i]) {
         const auto& top = p["top"][i];
-        double gap = -1;  // llama.cpp's best logit minus its logit of our token
-        for (const auto& pair : top) {
-          if (pair[0].get<int32_t>() == got) gap = top[0][1].get<double>() - pair[1].get<double>();
-        }
-        std::printf(
-            "%s: token %zu differs: ours %d, llama.cpp %d; llama.cpp ranks ours %.4f below its best%s\n",
-            name.c_str(), i, got, expected[i], gap, gap < 0 ? " (not in its top-5)" : "");
-        EXPECT_TRUE(gap >= 0 && gap < kTieMargin)
-            << name << ": divergence at token " << i << " where llama.cpp was not near a tie";
+        const double gap = top[0][1].get<double>() - top[1][1].get<double>();  // llama.cpp's top-2 gap
+        std::printf("%s: token %zu differs: ours %d, llama.cpp %d; llama.cpp's top-2 logits differ by %.4f\n",
+                    name.c_str(), i, got, expected[i], gap);
+        EXPECT_LT(gap, kTieGap) << name << ": greedy divergence at token " << i
+                                << " where llama.cpp's top-2 logits are not tied";
         break;  // the continuations differ from here on
       }
       if (i + 1 == expected.size()) break;
@@ -116,27 +115,32 @@ TEST(Gemma3Golden, TeacherForcedTop1Agreement) {
     step = SequenceStep{cache.get(), std::span<const int32_t>(generated.data(), generated.size() - 1), true,
                         &rest};
     ASSERT_TRUE(f.model->Forward(std::span<SequenceStep>(&step, 1), f.pool.get()).ok());
+    double prompt_max = 0;
+    int prompt_agree = 0;
     for (size_t i = 0; i < generated.size(); ++i) {
       const float* row = i == 0 ? first.data() : rest.data() + (i - 1) * vocab;
       const auto& top = p["top"][i];
-      agree += Argmax(row, vocab) == top[0][0].get<int32_t>();
+      prompt_agree += Argmax(row, vocab) == top[0][0].get<int32_t>();
       ++total;
       for (const auto& pair : top) {
         const double d = std::fabs(row[pair[0].get<int32_t>()] - pair[1].get<double>());
-        max_diff = std::max(max_diff, d);
+        prompt_max = std::max(prompt_max, d);
         sum_diff += d;
         ++n_diff;
       }
     }
+    agree += prompt_agree;
+    max_diff = std::max(max_diff, prompt_max);
+    std::printf("%s: top-1 %d/%zu, max |logit - llama.cpp| %.4g\n", p["name"].get<std::string>().c_str(),
+                prompt_agree, generated.size(), prompt_max);
   }
   ASSERT_GT(total, 0);
   const double rate = 100.0 * agree / total;
   std::printf(
-      "teacher-forced top-1 agreement %d/%d = %.2f%%; |logit - llama.cpp| over its top-5: max %.4f, mean "
-      "%.4f\n",
+      "teacher-forced top-1 agreement %d/%d = %.2f%%; |logit - llama.cpp| over its top-5: max %.4g, mean "
+      "%.4g\n",
       agree, total, rate, max_diff, sum_diff / std::max(n_diff, 1));
   EXPECT_GE(rate, kMinAgreement);
-  EXPECT_LT(sum_diff / std::max(n_diff, 1), kMaxMeanLogitDiff);
 }
 
 }  // namespace

@@ -99,9 +99,10 @@ TEST_P(TinyGemmaTest, PrefillMatchesReference) {
   ASSERT_EQ(got.size(), tokens.size());
   // F32 weights: only float rounding. Quantized weights: activations are
   // quantized to 8 bits inside the kernels, which the reference does not do.
-  // Measured: 1.5e-5 (F32), 0.02 (F32, half-precision attention) and 0.2
-  // (quantized, 0.3%) of logits up to 68.
-  const double tol_fraction = spec.quant != 0 ? 1e-2 : f16 ? 2e-3 : 3e-5;
+  // GELU goes through llama.cpp's half-precision table, the reference uses
+  // float tanh. Measured: 0.0036 (F32), 0.004 (F32, half-precision
+  // attention) and 0.2 (quantized, 0.3%) of logits up to 68.
+  const double tol_fraction = spec.quant != 0 ? 1e-2 : f16 ? 2e-3 : 2e-4;
   double worst = 0, scale = 0;
   for (size_t t = 0; t < tokens.size(); ++t) {
     for (int i = 0; i < spec.n_vocab; ++i) {

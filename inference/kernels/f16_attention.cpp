@@ -1,0 +1,314 @@
+// llama.cpp-order attention arithmetic (see f16_attention.h): scalar versions
+// (std::fma, bitwise the instruction) and AVX2+FMA ones compiled through
+// function attributes, used when the CPU has them.
+#include "inference/kernels/f16_attention.h"
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace ragd::inference {
+namespace {
+
+bool HasAvx2Fma() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return has;
+}
+
+// The 16-lane sum of _mm512_reduce_add_ps (GCC): pairs (l, l+8), then
+// (l, l+4), then (0+2) + (1+3).
+float Reduce16(const float* v) {
+  float t8[8], t4[4];
+  for (int i = 0; i < 8; ++i) t8[i] = v[i + 8] + v[i];
+  for (int i = 0; i < 4; ++i) t4[i] = t8[i + 4] + t8[i];
+  return (t4[0] + t4[2]) + (t4[1] + t4[3]);
+}
+
+// The four 16-lane accumulators of ggml_vec_dot_f16 to one value.
+float Combine64(const float* acc /* [4][16] */) {
+  float x[16];
+  for (int l = 0; l < 16; ++l) x[l] = (acc[l] + acc[32 + l]) + (acc[16 + l] + acc[48 + l]);
+  return Reduce16(x);
+}
+
+float DotScalar(const float* a, const float* b, int64_t n) {
+  float acc[64] = {};
+  for (int64_t i = 0; i < n; i += 64) {
+    for (int k = 0; k < 64; ++k) acc[k] = std::fma(a[i + k], b[i + k], acc[k]);
+  }
+  return Combine64(acc);
+}
+
+__attribute__((target("avx2,fma"))) inline float Reduce16Avx2(__m256 lo, __m256 hi) {
+  const __m256 t8 = _mm256_add_ps(hi, lo);
+  const __m128 t4 = _mm_add_ps(_mm256_extractf128_ps(t8, 1), _mm256_castps256_ps128(t8));
+  const __m128 t2 = _mm_add_ps(t4, _mm_movehl_ps(t4, t4));  // (0+2), (1+3)
+  return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
+}
+
+__attribute__((target("avx2,fma"))) float DotAvx2(const float* a, const float* b, int64_t n) {
+  __m256 acc[8];
+  for (auto& v : acc) v = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; i += 64) {
+    for (int k = 0; k < 8; ++k) {
+      acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * k), _mm256_loadu_ps(b + i + 8 * k), acc[k]);
+    }
+  }
+  // acc[2u] = lanes 0..7 of accumulator u, acc[2u+1] = lanes 8..15.
+  const __m256 lo = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
+  const __m256 hi = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
+  return Reduce16Avx2(lo, hi);
+}
+
+bool HasAvx512() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return HasAvx2Fma() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  }();
+  return has;
+}
+
+// The 16 lanes of v summed as Reduce16 (the same pairs, so the same result).
+__attribute__((target("avx512f,avx512dq,avx2,fma"))) inline float Reduce16Avx512(__m512 v) {
+  const __m256 lo = _mm512_maskz_extractf32x8_ps(0xFF, v, 0), hi = _mm512_maskz_extractf32x8_ps(0xFF, v, 1);
+  const __m256 t8 = _mm256_add_ps(hi, lo);
+  const __m128 t4 = _mm_add_ps(_mm256_extractf128_ps(t8, 1), _mm256_castps256_ps128(t8));
+  const __m128 t2 = _mm_add_ps(t4, _mm_movehl_ps(t4, t4));
+  return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
+}
+
+// Two query rows against one key per call (the key is loaded once).
+__attribute__((target("avx512f,avx512dq,avx2,fma"))) void Dot2Avx512(const float* k, const float* q0,
+                                                                    const float* q1, int64_t n, float* out0,
+                                                                    float* out1) {
+  __m512 a[4], b[4];
+  for (int u = 0; u < 4; ++u) a[u] = b[u] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 64) {
+    for (int u = 0; u < 4; ++u) {
+      const __m512 kv = _mm512_loadu_ps(k + i + 16 * u);
+      a[u] = _mm512_fmadd_ps(kv, _mm512_loadu_ps(q0 + i + 16 * u), a[u]);
+      b[u] = _mm512_fmadd_ps(kv, _mm512_loadu_ps(q1 + i + 16 * u), b[u]);
+    }
+  }
+  *out0 = Reduce16Avx512(_mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3])));
+  *out1 = Reduce16Avx512(_mm512_add_ps(_mm512_add_ps(b[0], b[2]), _mm512_add_ps(b[1], b[3])));
+}
+
+constexpr float kShift = 0x1.8p23f;
+constexpr float kLog2e = 0x1.715476p+0f;
+constexpr float kLn2Hi = 0x1.62e4p-1f;
+constexpr float kLn2Lo = 0x1.7f7d1cp-20f;
+constexpr float kP5 = 0x1.0e4020p-7f, kP4 = 0x1.573e2ep-5f, kP3 = 0x1.555e66p-3f, kP2 = 0x1.fffdb6p-2f,
+                kP1 = 0x1.ffffecp-1f;
+
+__attribute__((target("avx2,fma"))) __m256 ExpAvx2(__m256 x) {
+  const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), _mm256_set1_ps(kShift));
+  const __m256 n = _mm256_sub_ps(z, _mm256_set1_ps(kShift));
+  const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x));
+  const __m256 u = _mm256_mul_ps(b, b);
+  const __m256 j = _mm256_fmadd_ps(
+      _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(kP5), b, _mm256_set1_ps(kP4)), u,
+                      _mm256_fmadd_ps(_mm256_set1_ps(kP3), b, _mm256_set1_ps(kP2))),
+      u, _mm256_fmadd_ps(_mm256_set1_ps(kP1), b, _mm256_set1_ps(1.0f)));
+  // j * 2^n for n in [-192, 0] with one rounding, as scalef: a single exact
+  // scale when 2^n is normal, else 2^(n+100) (exact) then 2^-100.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i tiny = _mm256_cmpgt_epi32(_mm256_set1_epi32(-126), ni);  // n < -126
+  const __m256i e = _mm256_add_epi32(_mm256_blendv_epi8(ni, _mm256_add_epi32(ni, _mm256_set1_epi32(100)), tiny),
+                                     _mm256_set1_epi32(127));
+  __m256 r = _mm256_mul_ps(j, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
+  r = _mm256_blendv_ps(r, _mm256_mul_ps(r, _mm256_set1_ps(0x1p-100f)), _mm256_castsi256_ps(tiny));
+  const __m256 under = _mm256_cmp_ps(n, _mm256_set1_ps(-192.0f), _CMP_LT_OQ);
+  return _mm256_andnot_ps(under, r);
+}
+
+}  // namespace
+
+float ExpF16Order(float x) {
+  const float z = std::fma(x, kLog2e, kShift);
+  const float n = z - kShift;
+  const float b = std::fma(-n, kLn2Lo, std::fma(-n, kLn2Hi, x));
+  const float u = b * b;
+  const float j = std::fma(std::fma(std::fma(kP5, b, kP4), u, std::fma(kP3, b, kP2)), u, std::fma(kP1, b, 1.0f));
+  if (n < -192.0f) return 0.0f;
+  return std::ldexp(j, static_cast<int>(n));
+}
+
+void DotRowsF16Order(const float* const* q, int nq, const float* const* keys, int64_t n_keys, int64_t n,
+                     float* out) {
+  const bool simd = HasAvx2Fma();
+  int g0 = 0;
+  if (HasAvx512()) {
+    for (; g0 + 2 <= nq; g0 += 2) {
+      for (int64_t j = 0; j < n_keys; ++j) {
+        Dot2Avx512(keys[j], q[g0], q[g0 + 1], n, &out[g0 * n_keys + j], &out[(g0 + 1) * n_keys + j]);
+      }
+    }
+  }
+  for (int g = g0; g < nq; ++g) {
+    for (int64_t j = 0; j < n_keys; ++j) {
+      out[g * n_keys + j] = simd ? DotAvx2(keys[j], q[g], n) : DotScalar(keys[j], q[g], n);
+    }
+  }
+}
+
+namespace {
+
+__attribute__((target("avx2,fma"))) void ExpRowAvx2(float* e, const float* s, int64_t n, float mx) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(e + i, ExpAvx2(_mm256_sub_ps(_mm256_loadu_ps(s + i), _mm256_set1_ps(mx))));
+  }
+  for (; i < n; ++i) e[i] = ExpF16Order(s[i] - mx);
+}
+
+}  // namespace
+
+void SoftmaxF16Order(float* s, int64_t n, int64_t first_pos) {
+  if (n <= 0) return;
+  float mx = s[0];
+  for (int64_t i = 1; i < n; ++i) mx = s[i] > mx ? s[i] : mx;
+  if (HasAvx2Fma()) {
+    ExpRowAvx2(s, s, n, mx);
+  } else {
+    for (int64_t i = 0; i < n; ++i) s[i] = ExpF16Order(s[i] - mx);
+  }
+  double sum = 0;
+  const int64_t last = first_pos + n - 1;
+  for (int64_t c0 = first_pos - first_pos % 16; c0 <= last; c0 += 16) {
+    float lanes[16] = {};
+    for (int l = 0; l < 16; ++l) {
+      const int64_t p = c0 + l;
+      if (p >= first_pos && p <= last) lanes[l] = s[p - first_pos];
+    }
+    sum += static_cast<double>(Reduce16(lanes));
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) s[i] *= inv;
+}
+
+namespace {
+
+// acc[L][d] (L = position % 64) over the keys, then Combine64 per d. Each
+// lane L accumulates its keys (positions L, L+64, ... in order) in registers,
+// 64 values of d at a time.
+__attribute__((target("avx2,fma"))) void WeightedSumAvx2(const float* w, const float* const* values, int64_t n_keys,
+                                                         int64_t first_pos, int64_t n, float* acc, bool* touched,
+                                                         float* out) {
+  for (int L = 0; L < 64; ++L) {
+    // First key of lane L: the smallest j >= 0 with (first_pos + j) % 64 == L.
+    const int64_t j0 = ((L - first_pos) % 64 + 64) % 64;
+    touched[L] = j0 < n_keys;
+    float* a = acc + L * n;
+    if (!touched[L]) {
+      std::memset(a, 0, static_cast<size_t>(n) * sizeof(float));
+      continue;
+    }
+    for (int64_t d0 = 0; d0 < n; d0 += 64) {
+      const int blocks = static_cast<int>(n - d0 < 64 ? (n - d0) / 8 : 8);
+      __m256 r[8];
+      const __m256 w0 = _mm256_set1_ps(w[j0]);
+      for (int k = 0; k < blocks; ++k) r[k] = _mm256_mul_ps(_mm256_loadu_ps(values[j0] + d0 + 8 * k), w0);
+      for (int64_t j = j0 + 64; j < n_keys; j += 64) {
+        const __m256 wj = _mm256_set1_ps(w[j]);
+        for (int k = 0; k < blocks; ++k) r[k] = _mm256_fmadd_ps(_mm256_loadu_ps(values[j] + d0 + 8 * k), wj, r[k]);
+      }
+      for (int k = 0; k < blocks; ++k) _mm256_storeu_ps(a + d0 + 8 * k, r[k]);
+    }
+  }
+  for (int64_t d = 0; d < n; d += 8) {
+    __m256 x[16];
+    for (int l = 0; l < 16; ++l) {
+      x[l] = _mm256_add_ps(
+          _mm256_add_ps(_mm256_loadu_ps(acc + l * n + d), _mm256_loadu_ps(acc + (32 + l) * n + d)),
+          _mm256_add_ps(_mm256_loadu_ps(acc + (16 + l) * n + d), _mm256_loadu_ps(acc + (48 + l) * n + d)));
+    }
+    __m256 t8[8], t4[4];
+    for (int i = 0; i < 8; ++i) t8[i] = _mm256_add_ps(x[i + 8], x[i]);
+    for (int i = 0; i < 4; ++i) t4[i] = _mm256_add_ps(t8[i + 4], t8[i]);
+    _mm256_storeu_ps(out + d, _mm256_add_ps(_mm256_add_ps(t4[0], t4[2]), _mm256_add_ps(t4[1], t4[3])));
+  }
+}
+
+// WeightedSumAvx2 with 512-bit registers: for each lane l of the 16 and 64
+// values of d at a time, the four accumulators (positions = 16u + l mod 64)
+// are summed in registers and combined as (a0+a2)+(a1+a3) into x[l][d]
+// (an untouched accumulator is exactly zero); then the 16 lanes are summed.
+__attribute__((target("avx512f,avx512dq,avx2,fma"))) void WeightedSumAvx512(const float* w,
+                                                                            const float* const* values,
+                                                                            int64_t n_keys, int64_t first_pos,
+                                                                            int64_t n, float* x, float* out) {
+  for (int l = 0; l < 16; ++l) {
+    int64_t j0[4];
+    for (int u = 0; u < 4; ++u) j0[u] = ((16 * u + l - first_pos) % 64 + 64) % 64;
+    for (int64_t d0 = 0; d0 < n; d0 += 64) {
+      __m512 r[4][4];
+      for (int u = 0; u < 4; ++u) {
+        for (int k = 0; k < 4; ++k) r[u][k] = _mm512_setzero_ps();
+        if (j0[u] >= n_keys) continue;
+        const __m512 w0 = _mm512_set1_ps(w[j0[u]]);
+        for (int k = 0; k < 4; ++k) r[u][k] = _mm512_mul_ps(_mm512_loadu_ps(values[j0[u]] + d0 + 16 * k), w0);
+        for (int64_t j = j0[u] + 64; j < n_keys; j += 64) {
+          const __m512 wj = _mm512_set1_ps(w[j]);
+          for (int k = 0; k < 4; ++k) r[u][k] = _mm512_fmadd_ps(_mm512_loadu_ps(values[j] + d0 + 16 * k), wj, r[u][k]);
+        }
+      }
+      for (int k = 0; k < 4; ++k) {
+        _mm512_storeu_ps(x + l * n + d0 + 16 * k, _mm512_add_ps(_mm512_add_ps(r[0][k], r[2][k]),
+                                                                _mm512_add_ps(r[1][k], r[3][k])));
+      }
+    }
+  }
+  for (int64_t d = 0; d < n; d += 16) {
+    __m512 t8[8], t4[4];
+    for (int i = 0; i < 8; ++i) t8[i] = _mm512_add_ps(_mm512_loadu_ps(x + (i + 8) * n + d), _mm512_loadu_ps(x + i * n + d));
+    for (int i = 0; i < 4; ++i) t4[i] = _mm512_add_ps(t8[i + 4], t8[i]);
+    _mm512_storeu_ps(out + d, _mm512_add_ps(_mm512_add_ps(t4[0], t4[2]), _mm512_add_ps(t4[1], t4[3])));
+  }
+}
+
+}  // namespace
+
+void WeightedRowSumF16Order(const float* w, int nq, const float* const* values, int64_t n_keys,
+                            int64_t first_pos, int64_t n, float* const* out) {
+  thread_local std::vector<float> acc;
+  acc.resize(static_cast<size_t>(64 * n));
+  const bool simd = HasAvx2Fma() && n % 8 == 0;
+  for (int g = 0; g < nq; ++g) {
+    bool touched[64] = {};
+    const float* wg = w + g * n_keys;
+    if (simd && HasAvx512() && n % 64 == 0) {
+      WeightedSumAvx512(wg, values, n_keys, first_pos, n, acc.data(), out[g]);
+      continue;
+    }
+    if (simd) {
+      WeightedSumAvx2(wg, values, n_keys, first_pos, n, acc.data(), touched, out[g]);
+      continue;
+    }
+    for (int64_t j = 0; j < n_keys; ++j) {
+      const int L = static_cast<int>((first_pos + j) % 64);
+      float* a = acc.data() + L * n;
+      if (!touched[L]) {
+        for (int64_t d = 0; d < n; ++d) a[d] = values[j][d] * wg[j];
+        touched[L] = true;
+      } else {
+        for (int64_t d = 0; d < n; ++d) a[d] = std::fma(values[j][d], wg[j], a[d]);
+      }
+    }
+    for (int L = 0; L < 64; ++L) {
+      if (!touched[L]) std::memset(acc.data() + L * n, 0, static_cast<size_t>(n) * sizeof(float));
+    }
+    float lanes[64];
+    for (int64_t d = 0; d < n; ++d) {
+      for (int L = 0; L < 64; ++L) lanes[L] = acc[L * n + d];
+      out[g][d] = Combine64(lanes);
+    }
+  }
+}
+
+}  // namespace ragd::inference

@@ -1,0 +1,276 @@
+// Q4_0 / Q5_0 / Q8_0 times Q8A activations for every batch size, in the
+// float order of llama.cpp's x86 kernels for these types (its vec_dot and its
+// tiled sgemm agree): per output, eight float lanes, lane l accumulating over
+// the blocks fma(float(sum of the 4 signed products at positions 4l..4l+3),
+// d_w*d_a, lane), then the lanes summed as ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)).
+// Each output's steps do not depend on the tile it is computed in, so row i
+// of the product depends only on activation row i, for any m. Tiles of R
+// weight rows x C activation rows share the unpacked weights and the loaded
+// activations. Included only by the per-instruction-set kernel files
+// (VNNI dot products when compiled with AVX-512 VNNI); internal linkage.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cassert>
+#include <vector>
+
+#include "inference/kernels/x86_rowdot.h"
+
+namespace ragd::inference::kernels {
+namespace {
+
+constexpr bool IsOffsetLegacy(GgmlType t) {
+  return t == GgmlType::kQ4_0 || t == GgmlType::kQ5_0 || t == GgmlType::kQ8_0;
+}
+
+// One weight block as 32 quants in value order plus its scale. Q4_0/Q5_0:
+// unsigned (q + 8 / q + 16); Q8_0: unsigned q + 128 with VNNI, else signed.
+template <GgmlType kType>
+inline __m256i LoadLegacyBlock(const uint8_t* row, int64_t b, float* d) {
+  if constexpr (kType == GgmlType::kQ4_0) {
+    const auto& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
+    *d = H2F(blk.d);
+    return UnpackNibbles32(blk.qs);
+  } else if constexpr (kType == GgmlType::kQ5_0) {
+    const auto& blk = reinterpret_cast<const BlockQ5_0*>(row)[b];
+    *d = H2F(blk.d);
+    return UnpackQ5(blk);
+  } else {
+    const auto& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
+    *d = H2F(blk.d);
+#if RAGD_X86_VNNI
+    return _mm256_xor_si256(LoadU(blk.qs), _mm256_set1_epi8(static_cast<char>(0x80)));  // w + 128 as u8
+#else
+    return LoadU(blk.qs);
+#endif
+  }
+}
+
+// Per-lane offset of the unsigned forms: -offset * (sum of the 4 activation
+// quants of the lane). Q8_0: offset 128 with VNNI (weights used as w + 128),
+// none without (its quants are used signed).
+template <GgmlType kType>
+inline __m256i LaneOffset(__m256i a) {
+  if constexpr (kType == GgmlType::kQ8_0) {
+#if RAGD_X86_VNNI  // used as (w + 128): offset 128
+    const __m256i sums =
+        _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), a), _mm256_set1_epi16(1));
+    return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sums, 7));
+#else
+    (void)a;
+    return _mm256_setzero_si256();
+#endif
+  } else {
+    constexpr int kShift = kType == GgmlType::kQ4_0 ? 3 : 4;  // offset 8 or 16
+    const __m256i sums =
+        _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), a), _mm256_set1_epi16(1));
+    return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sums, kShift));
+  }
+}
+
+// Exact signed lane sums: lane l = sum over positions 4l..4l+3 of q*a.
+template <GgmlType kType>
+inline __m256i SignedLaneDot(__m256i off, __m256i w, __m256i a) {
+  if constexpr (kType == GgmlType::kQ8_0) {
+#if RAGD_X86_VNNI
+    return _mm256_dpbusd_epi32(off, w, a);  // w already + 128
+#else
+    // |w| * (a with the sign of w): pair sums stay within int16.
+    return _mm256_add_epi32(off, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w),
+                                                                         _mm256_sign_epi8(a, w)),
+                                                   _mm256_set1_epi16(1)));
+#endif
+  } else {
+    return DotU8I8(off, w, a);  // quants <= 31: no int16 saturation
+  }
+}
+
+// y[c][r] for R weight rows starting at w_rows and C activation rows.
+template <GgmlType kType, int R, int C>
+void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_t* const* acts, float* y,
+                int64_t ldy) {
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    __m256i wq[R];
+    float dw[R];
+    for (int r = 0; r < R; ++r) wq[r] = LoadLegacyBlock<kType>(w_rows + r * row_bytes, b, &dw[r]);
+    for (int c = 0; c < C; ++c) {
+      const BlockQ8A& ab = reinterpret_cast<const BlockQ8A*>(acts[c])[b];
+      const __m256i a = LoadU(ab.qs);
+      const __m256i off = LaneOffset<kType>(a);
+      const __m256 da = _mm256_set1_ps(ab.d);
+      for (int r = 0; r < R; ++r) {
+        const __m256i isum = SignedLaneDot<kType>(off, wq[r], a);
+        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(_mm256_set1_ps(dw[r]), da), acc[r][c]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) y[c * ldy + r] = Hsum(acc[r][c]);
+  }
+}
+
+#if RAGD_X86_VNNI
+// Batches: a group of 4 weight rows unpacked once into 512-bit pairs (lanes
+// 0..7 row 2p, 8..15 row 2p+1) and the lane offsets of every activation block
+// computed once, then tiles of 4 rows x up to 8 activation rows. Every lane
+// takes the same steps as in LegacyTile.
+struct LegacyPairs {
+  std::vector<uint8_t> wq;   // [block][pair] 64 bytes
+  std::vector<float> dw;     // [block][pair] 16 floats
+  std::vector<int32_t> offs;  // [activation row][block] 8 lanes
+};
+
+// P pairs (2P weight rows, unpacked in lp with kPairs pairs per block) times
+// C activation rows.
+template <int P, int C>
+void LegacyPairsTile(const LegacyPairs& lp, int64_t nb, const uint8_t* const* acts, const int32_t* const* offs,
+                     float* y, int64_t ldy) {
+  __m512 acc[P][C];
+  for (int p = 0; p < P; ++p) {
+    for (int c = 0; c < C; ++c) acc[p][c] = _mm512_setzero_ps();
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i wv[P];
+    __m512 dv[P];
+    for (int p = 0; p < P; ++p) {
+      wv[p] = _mm512_loadu_si512(lp.wq.data() + 64 * (P * b + p));
+      dv[p] = _mm512_loadu_ps(lp.dw.data() + 16 * (P * b + p));
+    }
+    for (int c = 0; c < C; ++c) {
+      const BlockQ8A& ab = reinterpret_cast<const BlockQ8A*>(acts[c])[b];
+      const __m512i a2 = _mm512_broadcast_i64x4(LoadU(ab.qs));
+      const __m512i off2 = _mm512_broadcast_i64x4(LoadU(offs[c] + 8 * b));
+      const __m512 da = _mm512_set1_ps(ab.d);
+      for (int p = 0; p < P; ++p) {
+        acc[p][c] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_dpbusd_epi32(off2, wv[p], a2)),
+                                    _mm512_mul_ps(dv[p], da), acc[p][c]);
+      }
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    for (int c = 0; c < C; ++c) {
+      y[c * ldy + 2 * p] = Hsum(_mm512_maskz_extractf32x8_ps(0xFF, acc[p][c], 0));
+      y[c * ldy + 2 * p + 1] = Hsum(_mm512_maskz_extractf32x8_ps(0xFF, acc[p][c], 1));
+    }
+  }
+}
+
+// Unpacks rows r .. r+2P-1 as P pairs per block into lp.
+template <GgmlType kType, int P>
+void UnpackPairs(const WeightView& w, int64_t r, int64_t nb, LegacyPairs* lp) {
+  lp->wq.resize(static_cast<size_t>(64 * P * nb));
+  lp->dw.resize(static_cast<size_t>(16 * P * nb));
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int p = 0; p < P; ++p) {
+      float d0, d1;
+      const uint8_t* row0 = w.data + static_cast<size_t>(r + 2 * p) * w.row_bytes;
+      const __m256i q0 = LoadLegacyBlock<kType>(row0, b, &d0);
+      const __m256i q1 = LoadLegacyBlock<kType>(row0 + w.row_bytes, b, &d1);
+      _mm512_storeu_si512(lp->wq.data() + 64 * (P * b + p), _mm512_inserti64x4(_mm512_zextsi256_si512(q0), q1, 1));
+      _mm512_storeu_ps(lp->dw.data() + 16 * (P * b + p),
+                       _mm512_insertf32x8(_mm512_zextps256_ps512(_mm256_set1_ps(d0)), _mm256_set1_ps(d1), 1));
+    }
+  }
+}
+
+// Rows [r0, r1) in groups of 8 then 4 (returns the first row not done).
+template <GgmlType kType>
+int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                          int64_t ldy, int64_t r0, int64_t r1) {
+  thread_local LegacyPairs lp;
+  const int64_t nb = w.n_in / kQK;
+  lp.offs.resize(static_cast<size_t>(8 * m * nb));
+  for (int64_t c = 0; c < m; ++c) {
+    const auto* a = reinterpret_cast<const BlockQ8A*>(act + static_cast<size_t>(c) * act_stride);
+    for (int64_t b = 0; b < nb; ++b) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lp.offs.data() + 8 * (c * nb + b)),
+                          LaneOffset<kType>(LoadU(a[b].qs)));
+    }
+  }
+  using TileFn = void (*)(const LegacyPairs&, int64_t, const uint8_t* const*, const int32_t* const*, float*,
+                          int64_t);
+  // 8 rows x 4 activation rows, or 4 rows x 8: 16 accumulators either way.
+  static constexpr TileFn kTiles8[4] = {LegacyPairsTile<4, 1>, LegacyPairsTile<4, 2>, LegacyPairsTile<4, 3>,
+                                        LegacyPairsTile<4, 4>};
+  static constexpr TileFn kTiles4[8] = {LegacyPairsTile<2, 1>, LegacyPairsTile<2, 2>, LegacyPairsTile<2, 3>,
+                                        LegacyPairsTile<2, 4>, LegacyPairsTile<2, 5>, LegacyPairsTile<2, 6>,
+                                        LegacyPairsTile<2, 7>, LegacyPairsTile<2, 8>};
+  auto run = [&](const TileFn* tiles, int max_cols, int64_t r) {
+    for (int64_t c0 = 0; c0 < m; c0 += max_cols) {
+      const int cols = static_cast<int>(m - c0 < max_cols ? m - c0 : max_cols);
+      const uint8_t* acts[8];
+      const int32_t* offs[8];
+      for (int c = 0; c < cols; ++c) {
+        acts[c] = act + static_cast<size_t>(c0 + c) * act_stride;
+        offs[c] = lp.offs.data() + 8 * (c0 + c) * nb;
+      }
+      tiles[cols - 1](lp, nb, acts, offs, y + c0 * ldy + r, ldy);
+    }
+  };
+  int64_t r = r0;
+  for (; r + 8 <= r1; r += 8) {
+    UnpackPairs<kType, 4>(w, r, nb, &lp);
+    run(kTiles8, 4, r);
+  }
+  for (; r + 4 <= r1; r += 4) {
+    UnpackPairs<kType, 2>(w, r, nb, &lp);
+    run(kTiles4, 8, r);
+  }
+  return r;
+}
+#endif
+
+template <GgmlType kType, int R>
+void LegacyRows(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
+                int64_t r) {
+  constexpr int kCols = RAGD_X86_VNNI ? 4 : 3;  // accumulators fit the registers
+  using TileFn = void (*)(int64_t, const uint8_t*, size_t, const uint8_t* const*, float*, int64_t);
+  static constexpr TileFn kTiles[4] = {LegacyTile<kType, R, 1>, LegacyTile<kType, R, 2>,
+                                       LegacyTile<kType, R, 3>, LegacyTile<kType, R, 4>};
+  for (int64_t c0 = 0; c0 < m; c0 += kCols) {
+    const int cols = static_cast<int>(m - c0 < kCols ? m - c0 : kCols);
+    const uint8_t* acts[4];
+    for (int c = 0; c < cols; ++c) acts[c] = act + static_cast<size_t>(c0 + c) * act_stride;
+    kTiles[cols - 1](w.n_in, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, acts, y + c0 * ldy + r,
+                     ldy);
+  }
+}
+
+template <GgmlType kType>
+void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
+                    int64_t r0, int64_t r1) {
+  int64_t r = r0;
+  if (m >= 4) {  // batches: several weight rows share each activation block
+#if RAGD_X86_VNNI
+    r = LegacyRowsBatched<kType>(w, act, act_stride, m, y, ldy, r0, r1);
+#else
+    constexpr int kRows = 4;
+    for (; r + kRows <= r1; r += kRows) LegacyRows<kType, kRows>(w, act, act_stride, m, y, ldy, r);
+#endif
+  }
+  // Small batches stream one weight row at a time (one memory stream).
+  for (; r < r1; ++r) LegacyRows<kType, 1>(w, act, act_stride, m, y, ldy, r);
+}
+
+// Rows [r0, r1) of a Q4_0 / Q5_0 / Q8_0 weight times m Q8A activation rows.
+void MulRowsLegacy(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
+                   int64_t r0, int64_t r1) {
+  switch (w.type) {
+    case GgmlType::kQ4_0:
+      return MulRowsLegacyT<GgmlType::kQ4_0>(w, act, act_stride, m, y, ldy, r0, r1);
+    case GgmlType::kQ5_0:
+      return MulRowsLegacyT<GgmlType::kQ5_0>(w, act, act_stride, m, y, ldy, r0, r1);
+    case GgmlType::kQ8_0:
+      return MulRowsLegacyT<GgmlType::kQ8_0>(w, act, act_stride, m, y, ldy, r0, r1);
+    default:
+      assert(false && "MulRowsLegacy: not an offset legacy type");
+  }
+}
+
+}  // namespace
+}  // namespace ragd::inference::kernels

@@ -1,0 +1,168 @@
+// Small-batch (decode) x86 kernel for the types that have a panel kernel:
+// 8 weight rows at a time, unpacked row-major (no transpose); the integer
+// dot of each (weight row, sub-block) is reduced to one int32 lane per row,
+// then each lane takes exactly the float steps of the panel kernels
+// (x86_panel.h, x86_panel_avx2.h: same operations, same order, per lane).
+// So an output row of MatMul is bitwise the same whether it comes from here
+// (m < 4) or from a panel (m >= 4): it depends only on its input row.
+// Included after x86_panel_common.h by the per-instruction-set kernel files
+// (VNNI dot products when compiled with AVX-512 VNNI); internal linkage.
+#pragma once
+
+#include <immintrin.h>
+
+#include "inference/kernels/x86_panel_common.h"
+
+namespace ragd::inference::kernels {
+namespace {
+
+constexpr int kLaneRows = 8;
+
+// Eight int32x8 partial-sum vectors (v[r] for weight row r) -> one vector
+// whose lane r is the total of v[r]; for 16-value sub-blocks (halves = true)
+// *lo gets the sums of lanes 0..3 (first sub-block) and *hi of lanes 4..7.
+inline void ReduceLanes(const __m256i v[8], __m256i* lo, __m256i* hi) {
+  const __m256i h01 = _mm256_hadd_epi32(v[0], v[1]);
+  const __m256i h23 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i h45 = _mm256_hadd_epi32(v[4], v[5]);
+  const __m256i h67 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i a = _mm256_hadd_epi32(h01, h23);  // 128-bit half L: rows 0..3, half L of each
+  const __m256i b = _mm256_hadd_epi32(h45, h67);  // rows 4..7
+  *lo = _mm256_permute2x128_si256(a, b, 0x20);
+  *hi = _mm256_permute2x128_si256(a, b, 0x31);
+}
+
+// Integer dot of 32 unsigned weight quants with 32 signed activation quants,
+// as 8 partial sums (lane l: values 4l..4l+3). Without VNNI the quants must
+// be <= 127 (pairs are summed in int16 first).
+inline __m256i DotPartial32(const uint8_t* w, const int8_t* a) {
+#if RAGD_X86_VNNI
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), LoadU(w), LoadU(a));
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(LoadU(w), LoadU(a)), _mm256_set1_epi16(1));
+#endif
+}
+
+// One activation row, per sub-block: qs pointer, off, and per scale block
+// da and msum, read from its BlockQ8A / BlockQ8K layout.
+template <GgmlType kType>
+struct ActView {
+  static constexpr PanelTraits kT = TraitsFor(kType);
+  const uint8_t* row;
+  const int8_t* Qs(int64_t s) const {
+    if constexpr (kT.group == 1) return reinterpret_cast<const BlockQ8A*>(row)[s].qs;
+    return reinterpret_cast<const BlockQ8K*>(row)[s / (256 / kT.sub)].qs + kT.sub * (s % (256 / kT.sub));
+  }
+  int32_t Sum(int64_t s) const {
+    if constexpr (kT.group == 1) return reinterpret_cast<const BlockQ8A*>(row)[s].sum;
+    constexpr int kSubPerSuper = 256 / kT.sub, kPer = 16 / kSubPerSuper;
+    const BlockQ8K& b = reinterpret_cast<const BlockQ8K*>(row)[s / kSubPerSuper];
+    const int j = static_cast<int>(s % kSubPerSuper);
+    int32_t sum = 0;
+    for (int t = 0; t < kPer; ++t) sum += b.bsums[kPer * j + t];
+    return sum;
+  }
+  float Da(int64_t s) const {  // activation scale of sub-block s
+    if constexpr (kT.group == 1) return reinterpret_cast<const BlockQ8A*>(row)[s].d;
+    return reinterpret_cast<const BlockQ8K*>(row)[s / (256 / kT.sub)].d;
+  }
+};
+
+// Eight weight rows (already unpacked in p: rows_q row-major, scales as in
+// x86_panel_common.h with R = 8) times one activation row -> 8 lanes of y.
+template <GgmlType kType>
+__m256 LaneTile(const Panel& p, int64_t k, const ActView<kType>& a) {
+  constexpr PanelTraits kT = TraitsFor(kType);
+  const int64_t n_sub = k / kT.sub;
+  __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+  __m256i total = _mm256_setzero_si256(), mins = _mm256_setzero_si256();
+  __m256i pending = _mm256_setzero_si256();  // second 16-value sub-block (Q6_K)
+  for (int64_t s = 0; s < n_sub; ++s) {
+    __m256i isum;
+    if (kT.sub == 16 && (s & 1)) {
+      isum = pending;
+    } else {
+      __m256i v[kLaneRows];
+      const int8_t* aq = a.Qs(s);
+      for (int r = 0; r < kLaneRows; ++r) v[r] = DotPartial32(p.rows_q.data() + r * k + s * kT.sub, aq);
+      __m256i lo, hi;
+      ReduceLanes(v, &lo, &hi);
+      if constexpr (kT.sub == 16) {
+        isum = lo;
+        pending = hi;
+      } else {
+        isum = _mm256_add_epi32(lo, hi);
+      }
+    }
+    isum = _mm256_add_epi32(_mm256_set1_epi32(-kT.offset * a.Sum(s)), isum);
+    const float da = a.Da(s);
+    if constexpr (kT.group == 1) {
+      const __m256 sc = _mm256_loadu_ps(p.scale.data() + s * kLaneRows);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(sc, _mm256_set1_ps(da)), acc);
+      if constexpr (kT.has_min) {
+        const float msum = da * static_cast<float>(a.Sum(s));
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(p.mterm.data() + s * kLaneRows), _mm256_set1_ps(msum), acc);
+      }
+    } else {
+      total = _mm256_add_epi32(total, _mm256_mullo_epi32(isum, LoadU(p.iscale.data() + s * kLaneRows)));
+      if constexpr (kT.has_min) {
+        mins = _mm256_add_epi32(
+            mins, _mm256_mullo_epi32(LoadU(p.imin.data() + s * kLaneRows), _mm256_set1_epi32(a.Sum(s))));
+      }
+      if ((s + 1) % kT.group == 0) {
+        const int64_t g = s / kT.group;
+        const __m256 d = _mm256_loadu_ps(p.dsup.data() + g * kLaneRows);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total), _mm256_mul_ps(d, _mm256_set1_ps(da)), acc);
+        if constexpr (kT.has_min) {
+          const __m256 dm = _mm256_loadu_ps(p.msup.data() + g * kLaneRows);
+          accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_mul_ps(dm, _mm256_set1_ps(da)), accm);
+        }
+        total = mins = _mm256_setzero_si256();
+      }
+    }
+  }
+  if constexpr (kT.group > 1 && kT.has_min) acc = _mm256_sub_ps(acc, accm);
+  return acc;
+}
+
+template <GgmlType kType>
+void MulRowsLanesT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
+                   int64_t r0, int64_t r1) {
+  thread_local Panel rows;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t p0 = r0; p0 < r1; p0 += kLaneRows) {
+    const int n = static_cast<int>(r1 - p0 < kLaneRows ? r1 - p0 : kLaneRows);
+    UnpackRows<kType>(w, p0, n, kLaneRows, &rows);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
+    for (int64_t c = 0; c < m; ++c) {
+      const ActView<kType> a{act + static_cast<size_t>(c) * act_stride};
+      _mm256_maskstore_ps(y + c * ldy + p0, mask, LaneTile<kType>(rows, w.n_in, a));
+    }
+  }
+}
+
+// Rows [r0, r1) times m activation rows (BlockQ8A / BlockQ8K layout); for
+// the panel types only.
+void MulRowsLanes(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
+                  int64_t r0, int64_t r1) {
+  switch (w.type) {
+    case GgmlType::kQ4_1:
+      return MulRowsLanesT<GgmlType::kQ4_1>(w, act, act_stride, m, y, ldy, r0, r1);
+    case GgmlType::kQ5_1:
+      return MulRowsLanesT<GgmlType::kQ5_1>(w, act, act_stride, m, y, ldy, r0, r1);
+    case GgmlType::kQ4_K:
+      return MulRowsLanesT<GgmlType::kQ4_K>(w, act, act_stride, m, y, ldy, r0, r1);
+    case GgmlType::kQ5_K:
+      return MulRowsLanesT<GgmlType::kQ5_K>(w, act, act_stride, m, y, ldy, r0, r1);
+    default:
+      assert(false && "MulRowsLanes: no lane kernel for this type");
+  }
+}
+
+// Whether MulRowsLanes handles `type`: the types with a panel kernel.
+constexpr bool HasLaneKernel(GgmlType type) {
+  return type == GgmlType::kQ4_1 || type == GgmlType::kQ5_1 || type == GgmlType::kQ4_K || type == GgmlType::kQ5_K;
+}
+
+}  // namespace
+}  // namespace ragd::inference::kernels

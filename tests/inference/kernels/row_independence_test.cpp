@@ -1,0 +1,64 @@
+// MatMul row independence: row i of the product depends only on row i of the
+// input and the weights, bitwise, whatever the batch size m, the other rows,
+// the thread pool and the path (row kernels for small m, panels for large m).
+// A batching scheduler that mixes sequences in one step relies on this.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "inference/kernels/kernel_set.h"
+#include "test_util.h"
+
+namespace ragd::inference {
+namespace {
+
+using namespace kernels;
+
+std::string TypeName(GgmlType t) { return std::string(GetTypeInfo(static_cast<uint32_t>(t))->name); }
+
+TEST(MatMulRows, EachRowBitwiseEqualsItsSingleRowProduct) {
+  std::mt19937 rng(21);
+  ThreadPool pool(2);
+  for (GgmlType type : testing::kAllTypes) {
+    const bool k_quant = ActKindFor(type) == ActKind::kQ8K;
+    const int64_t n_in = k_quant ? 768 : 640;
+    const int64_t n_out = 45;  // partial 8- and 16-row panels at the end
+    const auto data = testing::RandomRows(type, n_in, n_out, rng);
+    const WeightView w{type, data.data(), n_in, n_out, RowBytes(*GetTypeInfo(static_cast<uint32_t>(type)), n_in)};
+    // 17 input rows of different magnitudes; batch of m uses rows
+    // (start + i) % 17 so each row is seen at several batch positions.
+    constexpr int64_t kRows = 17;
+    std::vector<float> x;
+    for (int64_t i = 0; i < kRows; ++i) {
+      const auto row = testing::RandomFloats(n_in, rng, 0.1f + 0.5f * static_cast<float>(i));
+      x.insert(x.end(), row.begin(), row.end());
+    }
+    for (const KernelSet* ks : testing::SupportedSets()) {
+      std::vector<float> single(kRows * n_out);
+      for (int64_t i = 0; i < kRows; ++i) {
+        MatMulWith(*ks, w, x.data() + i * n_in, 1, single.data() + i * n_out, nullptr);
+      }
+      for (const int64_t m : {1, 2, 3, 4, 5, 8, 17}) {
+        for (const int64_t start : {int64_t{0}, int64_t{5}}) {
+          std::vector<float> batch(m * n_in), got(m * n_out);
+          for (int64_t i = 0; i < m; ++i) {
+            const int64_t src = (start + i) % kRows;
+            std::memcpy(batch.data() + i * n_in, x.data() + src * n_in, n_in * sizeof(float));
+          }
+          for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+            MatMulWith(*ks, w, batch.data(), m, got.data(), p);
+            for (int64_t i = 0; i < m; ++i) {
+              const int64_t src = (start + i) % kRows;
+              EXPECT_EQ(0, std::memcmp(got.data() + i * n_out, single.data() + src * n_out, n_out * sizeof(float)))
+                  << ks->name << " " << TypeName(type) << " m=" << m << " row " << i << " (input row " << src
+                  << ")" << (p ? " pool" : "");
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ragd::inference
