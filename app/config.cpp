@@ -84,6 +84,7 @@ Status Validate(const Config& c) {
   RAGD_RETURN_IF_ERROR(range("inference.kv_cache_bytes", c.inference.kv_cache_bytes, 1 << 20, int64_t{1} << 40));
   RAGD_RETURN_IF_ERROR(range("inference.prefix_cache_bytes", c.inference.prefix_cache_bytes, 0, int64_t{1} << 40));
   RAGD_RETURN_IF_ERROR(range("inference.draft_tokens", c.inference.draft_tokens, 1, 64));
+  RAGD_RETURN_IF_ERROR(range("inference.compute_nice", c.inference.compute_nice, 0, 19));
   RAGD_RETURN_IF_ERROR(range("retrieval.top_k", c.retrieval.top_k, 1, 100));
   RAGD_RETURN_IF_ERROR(range("retrieval.chunk_tokens", c.retrieval.chunk_tokens, 16, 510));
   RAGD_RETURN_IF_ERROR(range("retrieval.chunk_overlap", c.retrieval.chunk_overlap, 0, c.retrieval.chunk_tokens - 1));
@@ -140,6 +141,7 @@ const std::vector<ConfigField>& ConfigFields() {
                  inference.prefix_cache_bytes),
       RAGD_FIELD("inference.speculative", "prompt-lookup speculative decoding", inference.speculative),
       RAGD_FIELD("inference.draft_tokens", "draft tokens per sequence and step", inference.draft_tokens),
+      RAGD_FIELD("inference.compute_nice", "niceness of the compute threads (0-19)", inference.compute_nice),
       RAGD_FIELD("retrieval.top_k", "passages given to the model", retrieval.top_k),
       RAGD_FIELD("retrieval.chunk_tokens", "target chunk length in embedding tokens", retrieval.chunk_tokens),
       RAGD_FIELD("retrieval.chunk_overlap", "tokens shared by neighbouring chunks", retrieval.chunk_overlap),

@@ -7,6 +7,7 @@ inference::EngineOptions EngineOptionsFor(const Config& config) {
   o.model_path = config.LlmPath();
   o.threads = static_cast<int>(config.inference.threads);
   o.context_length = static_cast<int>(config.inference.context_length);
+  o.nice = static_cast<int>(config.inference.compute_nice);
   return o;
 }
 

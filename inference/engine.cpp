@@ -67,7 +67,8 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
                                    " exceeds the model's " + std::to_string(trained));
   }
   e->context_length_ = static_cast<int>(options.context_length > 0 ? options.context_length : trained);
-  e->pool_ = std::make_unique<ThreadPool>(options.threads);
+  e->nice_ = options.nice;
+  e->pool_ = std::make_unique<ThreadPool>(options.threads, options.nice);
   e->forward_lock_ = std::make_unique<Lock>();
   return e;
 }

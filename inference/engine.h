@@ -40,6 +40,7 @@ struct EngineOptions {
   std::string model_path;  // GGUF model file
   int threads = 0;         // compute threads; 0 = one per core
   int context_length = 0;  // most positions (prompt + completion) per sequence; 0 = the model's
+  int nice = 0;            // niceness of the compute threads (0..19); see ThreadPool
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled };
@@ -153,6 +154,7 @@ class Engine {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<ThreadPool> pool_;
   int context_length_ = 0;
+  int nice_ = 0;
   struct Lock;
   std::unique_ptr<Lock> forward_lock_;  // serializes Model::Forward
 };

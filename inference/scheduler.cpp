@@ -100,6 +100,8 @@ SchedulerGauges Scheduler::gauges() const {
 }
 
 void Scheduler::Loop() {
+  // This thread computes alongside the pool's workers: same niceness.
+  if (engine_.nice_ > 0) SetCurrentThreadNice(engine_.nice_);
   std::vector<std::unique_ptr<Job>> active;
   for (;;) {
     {

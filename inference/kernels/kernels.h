@@ -31,7 +31,10 @@ namespace ragd::inference {
 // Not re-entrant: one Run() at a time per pool, from one thread at a time.
 class ThreadPool {
  public:
-  explicit ThreadPool(int n_threads);  // n_threads <= 0: one per core
+  // n_threads <= 0: one per core. `nice` (0..19) is the workers' scheduling
+  // niceness: above 0, other threads of the process (request handling) take
+  // the CPU from them when both want it.
+  explicit ThreadPool(int n_threads, int nice = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -50,6 +53,9 @@ class ThreadPool {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Sets the scheduling niceness (0..19) of the calling thread only.
+void SetCurrentThreadNice(int nice);
 
 // A weight matrix in GGUF layout: n_out rows of n_in elements (GGUF ne[0] =
 // n_in, ne[1] = n_out), each row `row_bytes` long.

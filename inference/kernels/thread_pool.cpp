@@ -1,5 +1,9 @@
 // ThreadPool: persistent workers that spin briefly for the next Run() (a
 // forward pass issues ~100 per token) and then sleep on a futex.
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -110,11 +114,21 @@ struct ThreadPool::Impl {
   }
 };
 
-ThreadPool::ThreadPool(int n_threads) : impl_(std::make_unique<Impl>()) {
+ThreadPool::ThreadPool(int n_threads, int nice) : impl_(std::make_unique<Impl>()) {
   if (n_threads <= 0) n_threads = static_cast<int>(std::thread::hardware_concurrency());
   n_threads = std::clamp(n_threads, 1, 1024);
   impl_->n_threads = n_threads;
-  for (int t = 1; t < n_threads; ++t) impl_->workers.emplace_back([this, t] { impl_->WorkerLoop(t); });
+  for (int t = 1; t < n_threads; ++t) {
+    impl_->workers.emplace_back([this, t, nice] {
+      if (nice > 0) SetCurrentThreadNice(nice);
+      impl_->WorkerLoop(t);
+    });
+  }
+}
+
+void SetCurrentThreadNice(int nice) {
+  // Linux keeps niceness per thread; failure (a sandbox) only costs priority.
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), std::clamp(nice, 0, 19));
 }
 
 ThreadPool::~ThreadPool() {
