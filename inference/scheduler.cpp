@@ -260,8 +260,7 @@ void Scheduler::AfterDecode(Job& job) {
     if (!chunk.ok()) return Fail(job, chunk.status());
     Emit(job, *chunk);
     if (reason != FinishReason::kNone) {
-      job.stats.draft_tokens += static_cast<int>(job.n_draft);
-      job.stats.draft_accepted += static_cast<int>(accepted);
+      CountDrafts(job, accepted);
       return End(job, reason);
     }
     if (i + 1 == job.fed.size() || chunk->id != job.fed[i + 1]) break;
@@ -270,6 +269,11 @@ void Scheduler::AfterDecode(Job& job) {
   // Keep the positions of the last token and the accepted drafts only.
   job.cache->Rewind(base + 1 + static_cast<int64_t>(accepted));
   job.drafts.Record(static_cast<int>(job.n_draft), static_cast<int>(accepted));
+  CountDrafts(job, accepted);
+}
+
+void Scheduler::CountDrafts(Job& job, size_t accepted) {
+  if (job.n_draft == 0) return;
   job.stats.draft_tokens += static_cast<int>(job.n_draft);
   job.stats.draft_accepted += static_cast<int>(accepted);
   std::lock_guard<std::mutex> lock(mu_);

@@ -100,6 +100,7 @@ class Scheduler {
   void RunStep(std::vector<std::unique_ptr<Job>>& active);
   void AfterPrefill(Job& job);
   void AfterDecode(Job& job);
+  void CountDrafts(Job& job, size_t accepted);  // into the job's stats and the gauges
   void Emit(Job& job, const GenerationChunk& chunk);
   void End(Job& job, FinishReason reason);
   void Fail(Job& job, const Status& status);
