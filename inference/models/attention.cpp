@@ -79,8 +79,9 @@ void Attend(const ModelConfig& config, int layer, int64_t window, std::span<cons
   };
   const int64_t total = first.back();
   if (pool != nullptr && total > 1) {
-    // Later tokens see more keys: hand out small pieces to balance threads.
-    pool->RunDynamic(total, 2, work);
+    // Later tokens see more keys: hand out small pieces to balance threads
+    // (single items when there are few, e.g. a decode step of two sequences).
+    pool->RunDynamic(total, total < 4 * pool->size() ? 1 : 2, work);
   } else {
     work(0, total, 0);
   }
