@@ -154,7 +154,9 @@ Status RagServer::LoadModelsOrFail() {
   ctx_.engine = std::move(engine).value();
   ctx_.llm_id = FileStem(c.LlmPath());
 
-  auto embedder = retrieval::Embedder::Load(c.EmbeddingPath());
+  retrieval::EmbedderOptions eopts;
+  eopts.threads = ctx_.engine->threads();  // see EmbedderOptions::threads
+  auto embedder = retrieval::Embedder::Load(c.EmbeddingPath(), eopts);
   if (!embedder.ok())
     return Status(embedder.status().code(), "cannot load the embedding model: " + embedder.status().message());
   ctx_.embedder = std::move(embedder).value();

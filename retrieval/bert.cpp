@@ -252,8 +252,10 @@ double BertModel::Forward(const std::vector<std::vector<int32_t>>& batch, const 
   return 2.0 * mads;
 }
 
-std::vector<float> BertModel::MeanPooled(const std::vector<std::vector<int32_t>>& batch,
-                                         double* flops) const {
+void BertModel::SingleThreadedProducts() { openblas_set_num_threads(1); }
+
+std::vector<float> BertModel::MeanPooled(const std::vector<std::vector<int32_t>>& batch, double* flops,
+                                         int split_threads) const {
   const BertConfig& c = config_;
   const int h = c.hidden;
   std::vector<float> pooled(batch.size() * static_cast<size_t>(h), 0.f);
@@ -272,8 +274,8 @@ std::vector<float> BertModel::MeanPooled(const std::vector<std::vector<int32_t>>
   if (batch.size() >= 2 && total_tokens >= 2 * kMinTokensPerThread) {
     blas_lock.lock();
     blas_threads = openblas_get_num_threads();
-    parts = std::min(
-        {blas_threads, static_cast<int>(batch.size()), static_cast<int>(total_tokens / kMinTokensPerThread)});
+    parts = std::min({split_threads > 0 ? split_threads : blas_threads, static_cast<int>(batch.size()),
+                      static_cast<int>(total_tokens / kMinTokensPerThread)});
   }
   std::vector<std::vector<size_t>> which(static_cast<size_t>(std::max(parts, 1)));
   if (parts <= 1) {

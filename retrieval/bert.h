@@ -52,8 +52,13 @@ class BertModel {
   // states of each sequence's tokens (batch x hidden, row-major), not
   // normalized; an empty sequence gives zeros. `flops`, when given, is increased by the multiply-adds x 2
   // of the matrix products done.
-  std::vector<float> MeanPooled(const std::vector<std::vector<int32_t>>& batch,
-                                double* flops = nullptr) const;
+  // Sets OpenBLAS's process-wide thread count to 1 (EmbedderOptions::threads).
+  static void SingleThreadedProducts();
+
+  // `split_threads` > 0: split a batch over that many threads whatever
+  // OpenBLAS's thread count is (see EmbedderOptions::threads).
+  std::vector<float> MeanPooled(const std::vector<std::vector<int32_t>>& batch, double* flops = nullptr,
+                                int split_threads = 0) const;
 
  private:
   // Runs the sequences batch[which[i]] and adds their mean-pooled states to

@@ -48,6 +48,7 @@ Result<std::unique_ptr<Embedder>> Embedder::Load(const std::string& dir, const E
 
   std::unique_ptr<Embedder> e(new Embedder(std::move(*tokenizer), std::move(*model)));
   e->options_ = options;
+  if (options.threads > 0) BertModel::SingleThreadedProducts();
   size_t max_tokens = options.max_tokens;
   if (max_tokens == 0) {
     max_tokens = 256;
@@ -90,7 +91,7 @@ Result<std::vector<std::vector<float>>> Embedder::Embed(const std::vector<std::s
     std::vector<float> pooled;
     {
       std::lock_guard<std::mutex> lock(forward_mutex_);
-      pooled = model_.MeanPooled(batch, &local.flops);
+      pooled = model_.MeanPooled(batch, &local.flops, options_.threads);
     }
     local.tokens += tokens;
     for (size_t b = 0; b < which.size(); ++b) {

@@ -34,6 +34,12 @@ struct EmbedderOptions {
   size_t max_tokens = 0;       // tokens per text with [CLS]/[SEP]; 0 = the model folder's max_seq_length
   size_t batch_tokens = 8192;  // most tokens computed in one forward pass
   bool normalize = true;       // L2-normalize the pooled vectors
+  // > 0: matrix products run single-threaded (OpenBLAS's process-wide thread
+  // count is set to 1 at Load) and a batch of several texts is split over this
+  // many threads. A server wants this: OpenBLAS's own threads stall when the
+  // cores are busy generating (a question's embedding took ~200 ms instead of
+  // 7 with 8 streams running). 0: OpenBLAS's own threading.
+  int threads = 0;
 };
 
 // Counters of one Embed call, for benchmarks.
