@@ -297,20 +297,20 @@ void Scheduler::End(Job& job, FinishReason reason) {
   SchedulerEvent ev;
   ev.kind = SchedulerEvent::Kind::kDone;
   ev.finish_reason = reason;
-  ev.stats = job.stats;
-  ev.queue_ms = job.queue_ms;
-  job.callback(ev);
-  job.done = true;
-  job.cache.reset();
+  Close(job, std::move(ev));
 }
 
 void Scheduler::Fail(Job& job, const Status& status) {
   SchedulerEvent ev;
   ev.kind = SchedulerEvent::Kind::kError;
   ev.error = status;
-  ev.stats = job.stats;
-  ev.queue_ms = job.queue_ms;
-  job.callback(ev);
+  Close(job, std::move(ev));
+}
+
+void Scheduler::Close(Job& job, SchedulerEvent last) {
+  last.stats = job.stats;
+  last.queue_ms = job.queue_ms;
+  job.callback(last);
   job.done = true;
   job.cache.reset();
 }

@@ -104,6 +104,7 @@ class Scheduler {
   void Emit(Job& job, const GenerationChunk& chunk);
   void End(Job& job, FinishReason reason);
   void Fail(Job& job, const Status& status);
+  void Close(Job& job, SchedulerEvent last);  // the job's last event; frees its cache
   int64_t Spare() const;  // KV slots a sliding layer keeps beyond its window
 
   Engine& engine_;

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_paths.h"
 #include "inference/gguf.h"
 #include "inference/kernels/kernels.h"
 #include "inference/models/model.h"
@@ -56,11 +57,7 @@ std::vector<int> ParseList(const char* s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* home = std::getenv("HOME");
-  const char* models = std::getenv("RAGD_MODELS");
-  std::string path =
-      std::string(models && *models ? models : std::string(home ? home : "") + "/.cache/ragd/models") +
-      "/gemma-3-270m-q4_k_m.gguf";
+  std::string path = ragd::bench::GemmaModelPath();
   std::vector<int> threads = {1, 2};
   int n_prompt = 512, n_decode = 128;
   int chunk = 256;  // prompt tokens per forward step

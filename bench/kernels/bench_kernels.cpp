@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_paths.h"
 #include "inference/gguf.h"
 #include "inference/kernels/kernel_set.h"
 
@@ -132,11 +133,7 @@ void BenchModel(const std::string& path, const kernels::KernelSet& ks, bool quic
 int main(int argc, char** argv) {
   const kernels::KernelSet* ks = &kernels::ActiveKernels();
   bool quick = false, model_only = false;
-  const char* models = std::getenv("RAGD_MODELS");
-  std::string model = std::string(models ? models
-                                         : std::string(std::getenv("HOME") ? std::getenv("HOME") : "") +
-                                               "/.cache/ragd/models") +
-                      "/gemma-3-270m-q4_k_m.gguf";
+  std::string model = ragd::bench::GemmaModelPath();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--model-only") == 0) model_only = true;

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_paths.h"
 #include "retrieval/embedder.h"
 
 namespace {
@@ -46,9 +47,7 @@ std::string LoadAverage() {
 
 std::string ModelDir(int argc, char** argv) {
   if (argc > 1) return argv[1];
-  const char* env = std::getenv("RAGD_MODELS");
-  std::string base = env != nullptr && *env ? env : std::string(std::getenv("HOME")) + "/.cache/ragd/models";
-  return base + "/all-MiniLM-L6-v2";
+  return ragd::bench::MiniLmDir();
 }
 
 // Synthetic English-like chunks of about `tokens` word pieces.

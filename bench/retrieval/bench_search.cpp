@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_paths.h"
 #include "retrieval/retriever.h"
 
 namespace {
@@ -125,11 +126,7 @@ int main(int argc, char** argv) {
   const char* words_env = std::getenv("RAGD_BENCH_WORDS");
   const int words_per_chunk =
       words_env != nullptr && std::atoi(words_env) > 0 ? std::atoi(words_env) : kDefaultWordsPerChunk;
-  const char* models = std::getenv("RAGD_MODELS");
-  const std::string model_dir =
-      (models != nullptr && *models ? std::string(models)
-                                    : std::string(std::getenv("HOME")) + "/.cache/ragd/models") +
-      "/all-MiniLM-L6-v2";
+  const std::string model_dir = ragd::bench::MiniLmDir();
   auto embedder = retrieval::Embedder::Load(model_dir);
   if (!embedder.ok()) {
     std::fprintf(stderr, "bench_search: %s\n", embedder.status().ToString().c_str());

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_paths.h"
 #include "inference/gguf.h"
 #include "inference/kernels/kernels.h"
 #include "inference/models/model.h"
@@ -72,11 +73,7 @@ std::vector<Seq> MakeSeqs(Model& model, ThreadPool& pool, int n, int64_t context
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* home = std::getenv("HOME");
-  const char* models = std::getenv("RAGD_MODELS");
-  std::string path =
-      std::string(models && *models ? models : std::string(home ? home : "") + "/.cache/ragd/models") +
-      "/gemma-3-270m-q4_k_m.gguf";
+  std::string path = ragd::bench::GemmaModelPath();
   int threads = 2, steps = 24;
   int64_t context = 600;
   for (int i = 1; i + 1 < argc; i += 2) {

@@ -12,15 +12,7 @@ namespace ragd::inference {
 namespace {
 
 Engine* Shared() {
-  static std::unique_ptr<Engine> engine = [] {
-    EngineOptions o;
-    o.model_path = real_model::ModelPath();
-    o.threads = 2;
-    o.context_length = 64;
-    auto e = Engine::Load(o);
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
-    return e.ok() ? std::move(e).value() : nullptr;
-  }();
+  static std::unique_ptr<Engine> engine = real_model::LoadEngine(64);
   return engine.get();
 }
 

@@ -10,11 +10,26 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
+
+#include "inference/engine.h"
 
 namespace ragd::inference::real_model {
 
 inline std::string ModelPath() { return ragd::testing::GemmaModelPath(); }
+
+// The real model on 2 threads with a context of `context_length` (null, with
+// a test failure, when it cannot be loaded).
+inline std::unique_ptr<Engine> LoadEngine(int context_length) {
+  EngineOptions o;
+  o.model_path = ModelPath();
+  o.threads = 2;
+  o.context_length = context_length;
+  auto e = Engine::Load(o);
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return e.ok() ? std::move(e).value() : nullptr;
+}
 
 using ragd::testing::LoadGolden;
 

@@ -15,15 +15,7 @@ namespace ragd::inference {
 namespace {
 
 Engine* Shared() {
-  static std::unique_ptr<Engine> engine = [] {
-    EngineOptions o;
-    o.model_path = real_model::ModelPath();
-    o.threads = 2;
-    o.context_length = 2048;
-    auto e = Engine::Load(o);
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
-    return e.ok() ? std::move(e).value() : nullptr;
-  }();
+  static std::unique_ptr<Engine> engine = real_model::LoadEngine(2048);
   return engine.get();
 }
 
@@ -240,8 +232,6 @@ TEST(Scheduler, KvBudgetAdmitsInTurnAndRefusesWhatNeverFits) {
   ASSERT_NE(Shared(), nullptr);
   SchedulerOptions o = Plain();
   const auto requests = Mixed(0);
-  const ModelConfig probe{};  // sizes come from the engine: one request's need is ~ a few MiB
-  (void)probe;
   o.kv_budget_bytes = size_t{24} << 20;  // the 700-word prompt alone needs ~22 MiB
   Scheduler s(*Shared(), o);
   const auto got = Together(s, requests);
