@@ -6,12 +6,17 @@
 // decoded token (all 18 layers + the tied output, weights streamed from
 // memory) and of a 512-token prefill (output for the last token only).
 //
-// usage: bench_kernels [--kernels NAME] [--quick] [--model PATH] [--model-only]
+// With --batch it instead times one decode step's products for batches of
+// m = 1..16 rows (2 threads), per weight type of the model and for the tied
+// output: what each extra row of a batched decode step costs.
+//
+// usage: bench_kernels [--kernels NAME] [--quick] [--model PATH] [--model-only] [--batch]
 //   --kernels NAME  run a given kernel set (scalar, avx2, avx512vnni)
 //   --quick         fewer repetitions
 //   --model PATH    GGUF file (default $RAGD_MODELS or ~/.cache/ragd/models,
 //                   gemma-3-270m-q4_k_m.gguf)
 //   --model-only    skip the synthetic shapes
+//   --batch         the batch-size curve of the model's products only
 #include <cblas.h>
 
 #include <algorithm>
@@ -128,15 +133,74 @@ void BenchModel(const std::string& path, const kernels::KernelSet& ks, bool quic
   }
 }
 
+
+// One decode step's products for m = 1..16 rows, grouped by weight type (all
+// layers) plus the output: ms per step and ms per extra row.
+void BenchBatch(const std::string& path, const kernels::KernelSet& ks, bool quick) {
+  auto file = GgufFile::Open(path);
+  if (!file.ok()) {
+    std::printf("model: %s (%s)\n", path.c_str(), file.status().ToString().c_str());
+    return;
+  }
+  struct Group {
+    std::string name;
+    std::vector<WeightView> weights;
+  };
+  std::vector<Group> groups;
+  auto add = [&](const std::string& name, const GgufTensor* g) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) { return gr.name == name; });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{name, {}});
+    it->weights.push_back(
+        {g->type, g->data, static_cast<int64_t>(g->ne[0]), static_cast<int64_t>(g->ne[1]), g->row_bytes()});
+  };
+  for (int l = 0;; ++l) {
+    bool any = false;
+    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
+      const GgufTensor* g = file.value().FindTensor("blk." + std::to_string(l) + "." + t + ".weight");
+      if (g == nullptr) continue;
+      any = true;
+      add(std::string("layers ") + g->info->name.data(), g);
+    }
+    if (!any) break;
+  }
+  add("output", file.value().FindTensor("token_embd.weight"));
+  const int64_t ms[] = {1, 2, 3, 4, 6, 8, 12, 16};
+  std::vector<float> x(2048 * 16), y(262144 * 16);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd;
+  for (auto& v : x) v = nd(rng);
+  ThreadPool pool(2);
+  std::printf("decode-step products by batch rows m (2 threads): ms per step [ms per row beyond m=1]\n");
+  std::printf("%-14s", "weights");
+  for (int64_t m : ms) std::printf(" %14lld", static_cast<long long>(m));
+  std::printf("\n");
+  for (const Group& g : groups) {
+    std::printf("%-14s", g.name.c_str());
+    double t1 = 0;
+    for (int64_t m : ms) {
+      const double t = Seconds(
+          [&] {
+            for (const auto& w : g.weights) kernels::MatMulWith(ks, w, x.data(), m, y.data(), &pool);
+          },
+          quick ? 3 : 8);
+      if (m == 1) t1 = t;
+      if (m == 1) std::printf(" %7.2f        ", t * 1e3);
+      else std::printf(" %7.2f [%4.2f]", t * 1e3, (t - t1) * 1e3 / (m - 1));
+    }
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const kernels::KernelSet* ks = &kernels::ActiveKernels();
-  bool quick = false, model_only = false;
+  bool quick = false, model_only = false, batch = false;
   std::string model = ragd::bench::GemmaModelPath();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--model-only") == 0) model_only = true;
+    if (std::strcmp(argv[i], "--batch") == 0) batch = true;
     if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) model = argv[i + 1];
     if (std::strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
       const kernels::KernelSet* sets[4];
@@ -147,6 +211,10 @@ int main(int argc, char** argv) {
   }
   std::printf("cores: %u  kernels: %s  %s\n", std::thread::hardware_concurrency(), ks->name,
               openblas_get_config());
+  if (batch) {
+    BenchBatch(model, *ks, quick);
+    return 0;
+  }
   BenchModel(model, *ks, quick);
   if (model_only) return 0;
   const Shape shapes[] = {

@@ -114,6 +114,17 @@ void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_
   }
 }
 
+// Asks for weight rows [r, r + n) of w to be brought into the cache (rows
+// past the matrix are skipped): the batched loops compute long enough per
+// row group for the next groups' loads to arrive meanwhile.
+inline void PrefetchRows(const WeightView& w, int64_t r, int64_t n) {
+  if (r >= w.n_out) return;
+  const int64_t end = r + n < w.n_out ? r + n : w.n_out;
+  const uint8_t* p = w.data + static_cast<size_t>(r) * w.row_bytes;
+  const size_t bytes = static_cast<size_t>(end - r) * w.row_bytes;
+  for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + off), _MM_HINT_T0);
+}
+
 #if RAGD_X86_VNNI
 // Batches: a group of 4 weight rows unpacked once into 512-bit pairs (lanes
 // 0..7 row 2p, 8..15 row 2p+1) and the lane offsets of every activation block
@@ -214,6 +225,7 @@ int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_st
   };
   int64_t r = r0;
   for (; r + 8 <= r1; r += 8) {
+    PrefetchRows(w, r + 16, 8);
     UnpackPairs<kType, 4>(w, r, nb, &lp);
     run(kTiles8, 4, r);
   }
@@ -245,7 +257,7 @@ template <GgmlType kType>
 void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
                     int64_t r0, int64_t r1) {
   int64_t r = r0;
-  if (m >= 8) {  // batches: several weight rows share each activation block (pays from 8 rows)
+  if (m >= 2) {  // batches: several weight rows share each activation block
 #if RAGD_X86_VNNI
     r = LegacyRowsBatched<kType>(w, act, act_stride, m, y, ldy, r0, r1);
 #else
@@ -253,8 +265,11 @@ void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, 
     for (; r + kRows <= r1; r += kRows) LegacyRows<kType, kRows>(w, act, act_stride, m, y, ldy, r);
 #endif
   }
-  // Small batches stream one weight row at a time (one memory stream).
-  for (; r < r1; ++r) LegacyRows<kType, 1>(w, act, act_stride, m, y, ldy, r);
+  // Single rows stream one weight row at a time (one memory stream).
+  for (; r < r1; ++r) {
+    PrefetchRows(w, r + 16, 1);
+    LegacyRows<kType, 1>(w, act, act_stride, m, y, ldy, r);
+  }
 }
 
 // Rows [r0, r1) of a Q4_0 / Q5_0 / Q8_0 weight times m Q8A activation rows.
