@@ -3,11 +3,13 @@
 // together, how many draft tokens a step can afford).
 //
 //   bench_batch [--model PATH] [--threads 2] [--context 600] [--steps 24]
+//               [--batches 1,2,4,8,16] [--drafts 0,2,4,8]
 //
 // Decode: B sequences, each with --context positions already in its cache,
 // one new token each per step: ms per step and aggregate tok/s for B = 1, 2,
 // 4, 8, 16. Verification: one sequence fed 1 + k tokens per step (k draft
 // tokens), all logits: ms per step for k = 0, 2, 4, 8.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -76,12 +78,30 @@ int main(int argc, char** argv) {
   std::string path = ragd::bench::GemmaModelPath();
   int threads = 2, steps = 24;
   int64_t context = 600;
+  std::vector<int> batches = {1, 2, 4, 8, 16}, drafts = {0, 2, 4, 8};
+  auto parse_list = [](const std::string& text, std::vector<int>* out) {
+    out->clear();
+    for (size_t pos = 0; pos <= text.size();) {
+      const size_t comma = std::min(text.find(',', pos), text.size());
+      const int v = std::atoi(text.substr(pos, comma - pos).c_str());
+      if (v < 0) return false;
+      out->push_back(v);
+      pos = comma + 1;
+    }
+    return !out->empty();
+  };
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--model") path = argv[i + 1];
     else if (a == "--threads") threads = std::atoi(argv[i + 1]);
     else if (a == "--context") context = std::atoll(argv[i + 1]);
     else if (a == "--steps") steps = std::atoi(argv[i + 1]);
+    else if (a == "--batches" || a == "--drafts") {
+      if (!parse_list(argv[i + 1], a == "--batches" ? &batches : &drafts)) {
+        std::fprintf(stderr, "bench_batch: %s takes a list of counts, e.g. 1,2,4\n", a.c_str());
+        return 2;
+      }
+    }
     else {
       std::fprintf(stderr, "bench_batch: unknown option %s\n", a.c_str());
       return 2;
@@ -104,21 +124,23 @@ int main(int argc, char** argv) {
   ThreadPool pool(threads);
   std::printf("model %s, %u cores, %d threads, kernels %s, %lld positions of context per sequence\n", path.c_str(),
               std::thread::hardware_concurrency(), threads, KernelIsaName().c_str(), static_cast<long long>(context));
-  std::printf("batched decode: sequences | ms per step | aggregate tok/s | vs 1 sequence\n");
+  std::printf("batched decode: sequences | ms per step | aggregate tok/s | vs the first\n");
   double base = 0;
-  for (int b : {1, 2, 4, 8, 16}) {
+  for (int b : batches) {
+    if (b < 1) continue;
     auto seqs = MakeSeqs(**model, pool, b, context);
     const double ms = StepMs(**model, pool, seqs, 1, steps, context);
     const double tps = b * 1000.0 / ms;
-    if (b == 1) base = tps;
+    if (base == 0) base = tps;
     std::printf("  %2d | %7.2f ms | %7.1f tok/s | %5.2fx\n", b, ms, tps, tps / base);
   }
-  std::printf("draft verification, 1 sequence: draft tokens | ms per step | vs no draft\n");
+  if (drafts.empty()) return 0;
+  std::printf("draft verification, 1 sequence: draft tokens | ms per step | vs the first\n");
   auto one = MakeSeqs(**model, pool, 1, context);
   double plain = 0;
-  for (int k : {0, 2, 4, 8}) {
+  for (int k : drafts) {
     const double ms = StepMs(**model, pool, one, 1 + k, steps, context);
-    if (k == 0) plain = ms;
+    if (plain == 0) plain = ms;
     std::printf("  %2d | %7.2f ms | %5.2fx\n", k, ms, ms / plain);
   }
   return 0;

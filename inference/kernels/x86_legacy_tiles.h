@@ -114,15 +114,18 @@ void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_
   }
 }
 
-// Asks for weight rows [r, r + n) of w to be brought into the cache (rows
-// past the matrix are skipped): the batched loops compute long enough per
-// row group for the next groups' loads to arrive meanwhile.
-inline void PrefetchRows(const WeightView& w, int64_t r, int64_t n) {
+// Asks for slice `part` of `parts` of weight rows [r, r + n) of w to be
+// brought into the cache (rows past the matrix are skipped). The loops below
+// ask for the rows 16 ahead of those they compute, a slice per weight block,
+// so the loads arrive meanwhile without a burst of misses stalling them.
+inline void PrefetchRows(const WeightView& w, int64_t r, int64_t n, int64_t part = 0, int64_t parts = 1) {
   if (r >= w.n_out) return;
   const int64_t end = r + n < w.n_out ? r + n : w.n_out;
   const uint8_t* p = w.data + static_cast<size_t>(r) * w.row_bytes;
-  const size_t bytes = static_cast<size_t>(end - r) * w.row_bytes;
-  for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + off), _MM_HINT_T0);
+  const int64_t lines = (static_cast<int64_t>(end - r) * static_cast<int64_t>(w.row_bytes) + 63) / 64;
+  for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; ++l) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + 64 * l), _MM_HINT_T0);
+  }
 }
 
 #if RAGD_X86_VNNI
@@ -177,6 +180,7 @@ void UnpackPairs(const WeightView& w, int64_t r, int64_t nb, LegacyPairs* lp) {
   lp->wq.resize(static_cast<size_t>(64 * P * nb));
   lp->dw.resize(static_cast<size_t>(16 * P * nb));
   for (int64_t b = 0; b < nb; ++b) {
+    PrefetchRows(w, r + 16, 2 * P, b, nb);
     for (int p = 0; p < P; ++p) {
       float d0, d1;
       const uint8_t* row0 = w.data + static_cast<size_t>(r + 2 * p) * w.row_bytes;
@@ -225,7 +229,6 @@ int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_st
   };
   int64_t r = r0;
   for (; r + 8 <= r1; r += 8) {
-    PrefetchRows(w, r + 16, 8);
     UnpackPairs<kType, 4>(w, r, nb, &lp);
     run(kTiles8, 4, r);
   }

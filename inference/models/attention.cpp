@@ -8,6 +8,13 @@
 #include "inference/models/vec_ops.h"
 
 namespace ragd::inference {
+namespace {
+
+// Query heads per work item: two share each key load (DotRowsF16Order and
+// DotRows take them in pairs).
+constexpr int kHeadsPerItem = 2;
+
+}  // namespace
 
 void Attend(const ModelConfig& config, int layer, int64_t window, std::span<const AttentionSeq> seqs,
             ThreadPool* pool) {
@@ -17,11 +24,14 @@ void Attend(const ModelConfig& config, int layer, int64_t window, std::span<cons
   const int64_t q_width = config.n_head * hd;
   const bool llama_order = config.f16_attention && hd % 64 == 0;
 
-  // Work items are (sequence, token, kv head) triples, numbered through
-  // `first`; the `group` query heads of one kv head share its key loads.
+  // Work items are (sequence, token, kv head, pair of query heads), numbered
+  // through `first`: the query heads of one item share its key loads, and a
+  // single decode row still gives every thread a share.
   const int64_t n_kv = config.n_head_kv;
+  const int64_t chunks = (group + kHeadsPerItem - 1) / kHeadsPerItem;
+  const int64_t per_token = n_kv * chunks;
   std::vector<int64_t> first(seqs.size() + 1, 0);
-  for (size_t s = 0; s < seqs.size(); ++s) first[s + 1] = first[s] + seqs[s].n * n_kv;
+  for (size_t s = 0; s < seqs.size(); ++s) first[s + 1] = first[s] + seqs[s].n * per_token;
 
   auto work = [&](int64_t begin, int64_t end, int /*thread*/) {
     thread_local std::vector<float> scores;
@@ -31,8 +41,9 @@ void Attend(const ModelConfig& config, int layer, int64_t window, std::span<cons
       while (item >= first[s + 1]) ++s;
       const AttentionSeq& seq = seqs[s];
       const int64_t local = item - first[s];
-      const int64_t i = local / n_kv;
-      const int64_t kvh = local % n_kv;
+      const int64_t i = local / per_token;
+      const int64_t kvh = local % per_token / chunks;
+      const int64_t g0 = local % chunks * kHeadsPerItem;
       const int64_t pos = seq.p0 + i;
       const int64_t lo = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
       const int64_t n_keys = pos - lo + 1;
@@ -46,35 +57,33 @@ void Attend(const ModelConfig& config, int layer, int64_t window, std::span<cons
         keys[j] = p < seq.p0 ? seq.cache->k(layer, p) + kv_off : seq.k + (p - seq.p0) * kv_width + kv_off;
         values[j] = p < seq.p0 ? seq.cache->v(layer, p) + kv_off : seq.v + (p - seq.p0) * kv_width + kv_off;
       }
-      for (int64_t g0 = 0; g0 < group; g0 += 4) {
-        const int nq = static_cast<int>(std::min<int64_t>(4, group - g0));
-        const float* q[4];
-        float* out[4];
-        for (int g = 0; g < nq; ++g) {
-          const int64_t h = kvh * group + g0 + g;
-          q[g] = seq.q + i * q_width + h * hd;
-          out[g] = seq.out + i * q_width + h * hd;
-        }
-        if (static_cast<int64_t>(scores.size()) < nq * n_keys) scores.resize(nq * n_keys);
-        if (llama_order) {
-          // llama.cpp's arithmetic with its F16 cache, summed in the order of
-          // its one-query step for every row (row results do not depend on
-          // the number of rows).
-          DotRowsF16Order(q, nq, keys.data(), n_keys, hd, scores.data());
-          for (int g = 0; g < nq; ++g) {
-            SoftmaxF16Order(scores.data() + g * n_keys, n_keys, lo);
-            RoundToHalf(scores.data() + g * n_keys, n_keys);
-          }
-          WeightedRowSumF16Order(scores.data(), nq, values.data(), n_keys, lo, hd, out);
-          continue;
-        }
-        DotRows(q, nq, keys.data(), n_keys, hd, scores.data());
-        for (int g = 0; g < nq; ++g) {
-          Softmax(scores.data() + g * n_keys, n_keys);
-          if (config.f16_attention) RoundToHalf(scores.data() + g * n_keys, n_keys);
-        }
-        WeightedRowSum(scores.data(), nq, values.data(), n_keys, hd, out);
+      const int nq = static_cast<int>(std::min<int64_t>(kHeadsPerItem, group - g0));
+      const float* q[kHeadsPerItem];
+      float* out[kHeadsPerItem];
+      for (int g = 0; g < nq; ++g) {
+        const int64_t h = kvh * group + g0 + g;
+        q[g] = seq.q + i * q_width + h * hd;
+        out[g] = seq.out + i * q_width + h * hd;
       }
+      if (static_cast<int64_t>(scores.size()) < nq * n_keys) scores.resize(nq * n_keys);
+      if (llama_order) {
+        // llama.cpp's arithmetic with its F16 cache, summed in the order of
+        // its one-query step for every row (row results do not depend on
+        // the number of rows).
+        DotRowsF16Order(q, nq, keys.data(), n_keys, hd, scores.data());
+        for (int g = 0; g < nq; ++g) {
+          SoftmaxF16Order(scores.data() + g * n_keys, n_keys, lo);
+          RoundToHalf(scores.data() + g * n_keys, n_keys);
+        }
+        WeightedRowSumF16Order(scores.data(), nq, values.data(), n_keys, lo, hd, out);
+        continue;
+      }
+      DotRows(q, nq, keys.data(), n_keys, hd, scores.data());
+      for (int g = 0; g < nq; ++g) {
+        Softmax(scores.data() + g * n_keys, n_keys);
+        if (config.f16_attention) RoundToHalf(scores.data() + g * n_keys, n_keys);
+      }
+      WeightedRowSum(scores.data(), nq, values.data(), n_keys, hd, out);
     }
   };
   const int64_t total = first.back();
