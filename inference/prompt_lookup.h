@@ -25,22 +25,57 @@ struct PromptLookupOptions {
 int ProposeDraft(std::span<const TokenId> history, const PromptLookupOptions& options, int limit,
                  std::vector<TokenId>* draft);
 
-// How many draft tokens are worth verifying, from the acceptance seen so far.
-// Each draft token costs about `row_cost` of a decode step (one more row in
-// the batched product); with per-token acceptance p, k tokens yield
-// 1 + p + ... + p^k tokens per step. Picks the k <= max_draft that maximises
-// tokens per unit of cost. Thread-safety: none (per sequence).
+// What a sequence's drafts have been worth so far: per-token acceptance p
+// (the chance that a draft token holds, given that the ones before it did),
+// kept apart for drafts from short and from long n-gram matches (a long match
+// is usually a quote going on). Thread-safety: none (per sequence).
 class DraftBudget {
  public:
-  explicit DraftBudget(double row_cost = 0.15) : row_cost_(row_cost) {}
-  int Length(int max_draft) const;
-  // After a verification of `proposed` tokens of which the first `accepted` held.
-  void Record(int proposed, int accepted);
-  double acceptance() const { return (hits_ + 0.5) / (hits_ + misses_ + 1); }
+  static constexpr int kLongMatch = 3;  // n-gram matches of this length or more count as long
+  // After a verification of `proposed` tokens drafted from a match of
+  // `matched` tokens, of which the first `accepted` held.
+  void Record(int matched, int proposed, int accepted);
+  double acceptance(int matched) const;
 
  private:
-  double row_cost_;
-  double hits_ = 1, misses_ = 0;  // decayed counts; the prior leans to trying
+  struct Counts {
+    double hits = 1, misses = 0;  // decayed counts; the prior leans to trying
+  };
+  Counts short_, long_;
+};
+
+// One sequence's draft on offer for a step: `available` proposed tokens with
+// per-token acceptance `acceptance`.
+struct DraftOffer {
+  double acceptance = 0;
+  int available = 0;
+};
+
+// How many of each offer's draft tokens a step should verify. The step
+// already has `base_rows` rows, one per decoding sequence, each yielding one
+// token; each more row costs `row_cost` of the step's fixed cost (reading the
+// weights), so a step of R rows costs about 1 + row_cost * R, and the k-th
+// draft token of an offer yields acceptance^k tokens. Draft tokens are added,
+// the most likely first, while each raises the step's expected tokens per
+// unit of cost, and at most `max_rows` in all. With one sequence cheap rows
+// buy long drafts; with a full batch only drafts that almost surely hold
+// pay for their row.
+std::vector<int> PlanDrafts(std::span<const DraftOffer> offers, int base_rows, double row_cost, int max_rows);
+
+// What a forward pass costs as a function of its rows (all of them with
+// logits): ms ~ fixed + per_row * rows, fitted by least squares over the
+// steps timed so far (older steps decaying), with a prior that holds while
+// the steps seen do not vary enough in size to tell. Thread-safety: none.
+class StepCostModel {
+ public:
+  explicit StepCostModel(double prior_row_cost = 0.3) : prior_(prior_row_cost) {}
+  void Record(int64_t rows, double ms);
+  // per_row / fixed: the cost of one more row relative to the fixed cost.
+  double RowCost() const;
+
+ private:
+  double prior_;
+  double w_ = 0, x_ = 0, y_ = 0, xx_ = 0, xy_ = 0;  // decayed weighted sums
 };
 
 }  // namespace ragd::inference

@@ -40,7 +40,12 @@ struct Scheduler::Job {
   size_t n_draft = 0;
   bool prefill = false;
   std::vector<float> logits;
-  DraftBudget drafts;  // how many draft tokens this sequence can afford
+  // Speculation: the proposed draft (cut to what the step takes), the length
+  // of the n-gram match it came from, and what this sequence's drafts have
+  // been worth.
+  std::vector<TokenId> draft;
+  int matched = 0;
+  DraftBudget drafts;
 };
 
 Scheduler::Scheduler(Engine& engine, SchedulerOptions options)
@@ -167,35 +172,39 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
   int64_t budget = options_.step_tokens;
   std::vector<SequenceStep> steps;
   std::vector<Job*> in_step;
-  // Decode rows first: every running stream gets its token each step.
+  // Decode rows first: every running stream gets its token each step, then
+  // the draft tokens the step can afford.
+  std::vector<Job*> decoding;
+  std::vector<DraftOffer> offers;
   for (auto& job : active) {
-    const int n_prompt = job->seq->prompt_tokens();
-    if (job->cache->n_past() < n_prompt) continue;
-    const std::vector<TokenId>& tokens = job->seq->tokens();
+    if (job->cache->n_past() < job->seq->prompt_tokens()) continue;
     job->prefill = false;
-    job->fed.assign(1, tokens.back());
-    job->n_draft = 0;
+    job->fed.assign(1, job->seq->tokens().back());
+    job->draft.clear();
+    job->matched = 0;
     if (options_.speculative) {
-      // A draft token is worth proposing only if it could still be accepted,
-      // and only as many as this sequence's acceptance pays for; a long match
-      // (a quote going on) is always worth a short try.
+      // A draft token is worth proposing only if it could still be accepted.
       const int room = job->seq->max_completion() - job->seq->completion_tokens() - 1;
-      std::vector<TokenId> draft;
-      const int matched =
-          ProposeDraft(tokens, options_.draft, static_cast<int>(std::min<int64_t>(room, budget - 1)), &draft);
-      int keep = job->drafts.Length(options_.draft.max_draft);
-      if (matched >= 3) keep = std::max(keep, 2);
-      if (draft.size() > static_cast<size_t>(keep)) draft.resize(keep);
-      job->n_draft = draft.size();
-      job->fed.insert(job->fed.end(), draft.begin(), draft.end());
+      job->matched = ProposeDraft(job->seq->tokens(), options_.draft, room, &job->draft);
     }
+    offers.push_back({job->drafts.acceptance(job->matched), static_cast<int>(job->draft.size())});
+    decoding.push_back(job.get());
+  }
+  const int n_decode = static_cast<int>(decoding.size());
+  const std::vector<int> take =
+      PlanDrafts(offers, n_decode, step_cost_.RowCost(), static_cast<int>(std::max<int64_t>(n_decode, budget)));
+  for (int i = 0; i < n_decode; ++i) {
+    Job* job = decoding[i];
+    job->draft.resize(take[i]);
+    job->n_draft = job->draft.size();
+    job->fed.insert(job->fed.end(), job->draft.begin(), job->draft.end());
     budget -= static_cast<int64_t>(job->fed.size());
     SequenceStep& st = steps.emplace_back();
     st.cache = job->cache.get();
     st.tokens = job->fed;
     st.all_logits = job->n_draft > 0;
     st.logits = &job->logits;
-    in_step.push_back(job.get());
+    in_step.push_back(job);
   }
   // Then prompt chunks, oldest request first. A chunk leaves the blocks it
   // completes inside every sliding window, so the prefix cache can keep them.
@@ -219,6 +228,7 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     in_step.push_back(job.get());
   }
 
+  const auto started = Clock::now();
   const Status status = engine_.Forward(steps);
   uint64_t n_tokens = 0;
   for (const SequenceStep& st : steps) n_tokens += st.tokens.size();
@@ -226,6 +236,8 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     for (Job* job : in_step) Fail(*job, status);
     return;
   }
+  // Steps of decode rows only (every row with logits) calibrate the draft plan.
+  if (static_cast<int>(steps.size()) == n_decode) step_cost_.Record(n_tokens, MsBetween(started, Clock::now()));
   for (Job* job : in_step) {
     if (job->prefill) AfterPrefill(*job);
     else AfterDecode(*job);
@@ -268,7 +280,7 @@ void Scheduler::AfterDecode(Job& job) {
   }
   // Keep the positions of the last token and the accepted drafts only.
   job.cache->Rewind(base + 1 + static_cast<int64_t>(accepted));
-  job.drafts.Record(static_cast<int>(job.n_draft), static_cast<int>(accepted));
+  job.drafts.Record(job.matched, static_cast<int>(job.n_draft), static_cast<int>(accepted));
   CountDrafts(job, accepted);
 }
 

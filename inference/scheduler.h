@@ -2,7 +2,9 @@
 // the same forward passes.
 //
 // At each step the loop builds one batch: the next token of every running
-// sequence (plus its prompt-lookup draft tokens), then chunks of the prompts
+// sequence (plus the prompt-lookup draft tokens the step can afford: fewer as
+// the batch fills, see PlanDrafts, with the row cost measured from the steps
+// run so far), then chunks of the prompts
 // still being prefilled, first come first served, until the per-step token
 // budget is spent. So a long prompt is prefilled over several steps while the
 // running streams keep producing tokens, and the weight matrices are read once
@@ -109,7 +111,8 @@ class Scheduler {
 
   Engine& engine_;
   SchedulerOptions options_;
-  PrefixCache prefix_;  // loop thread only
+  PrefixCache prefix_;        // loop thread only
+  StepCostModel step_cost_;   // loop thread only: what a decode row costs, for the draft plan
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -7,11 +7,16 @@ clients in closed loop for --seconds: each asks the next question of
 tests/data/sample_questions.jsonl on POST /v1/ask with "stream": true. Prints,
 per client count: requests, errors, aggregate generated tokens/s, time to first
 token p50/p95, inter-token latency p50/p95, and the share of prompt tokens that
-came from the prefix cache. Then compares decode speed with speculative
+came from the prefix cache. The figures are those of the steady state: the
+first --warmup seconds of a level (all clients sending their first question
+at the same instant) and the drain after it (clients finishing their last
+answer one by one) are left out: throughput counts the tokens streamed inside
+the window, latencies the requests started inside it. What the opening burst
+costs is printed on a line of its own. Then compares decode speed with speculative
 decoding on and off (one client, each question once, greedy) and prints the
 draft acceptance rate. Standard library only; loopback only; bounded in time.
 
-  python3 bench/serve/serve_bench.py [--clients 1,4,8,16] [--seconds 40] [--max-tokens 96]
+  python3 bench/serve/serve_bench.py [--clients 1,4,8,16] [--seconds 40] [--warmup 5] [--max-tokens 96]
 """
 import argparse
 import http.client
@@ -113,16 +118,22 @@ def ask(url, question, max_tokens, temperature=None):
     conn.close()
     if done is None:
         raise RuntimeError("stream ended without a done event")
-    return {"ttft": (token_times[0] - start) if token_times else None,
+    return {"start": start, "token_times": token_times,
+            "ttft": (token_times[0] - start) if token_times else None,
             "itl": [b - a for a, b in zip(token_times, token_times[1:])],
             "usage": done["usage"], "timings": done["timings"]}
 
 
-def run_level(url, questions, clients, seconds, max_tokens, offset, count=None):
-    """Closed loop for `seconds` (or, with `count`, that many questions per client)."""
+def run_level(url, questions, clients, seconds, max_tokens, offset, count=None, warmup=0.0):
+    """Closed loop for `seconds` (or, with `count`, that many questions per client).
+
+    Steady-state figures over the window [start + warmup, start + seconds]:
+    tokens streamed inside it per second, and the latencies of the requests
+    started inside it; the requests started before it make up the burst."""
     results, errors = [], []
     lock = threading.Lock()
-    stop_at = time.perf_counter() + seconds
+    t0 = time.perf_counter()
+    stop_at = t0 + seconds
 
     def client(i):
         n = offset + i * 7
@@ -139,24 +150,37 @@ def run_level(url, questions, clients, seconds, max_tokens, offset, count=None):
                 with lock:
                     errors.append(str(e))
 
-    t0 = time.perf_counter()
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - t0
-    tokens = sum(r["usage"]["completion_tokens"] for r in results)
-    prompt = sum(r["usage"]["prompt_tokens"] for r in results)
-    cached = sum(r["usage"]["prompt_tokens_details"]["cached_tokens"] for r in results)
-    ttft = [r["ttft"] for r in results if r["ttft"] is not None]
-    itl = [x for r in results for x in r["itl"]]
-    return {"clients": clients, "requests": len(results), "errors": errors, "tok_s": tokens / wall,
+    if count is not None:  # a fixed set of questions: the whole run is the window
+        w0, w1 = t0, time.perf_counter()
+    else:
+        w0, w1 = t0 + warmup, stop_at
+    steady = [r for r in results if r["start"] >= w0]
+    burst = [r for r in results if r["start"] < w0]
+    # A delta can carry several tokens (accepted drafts): spread each answer's
+    # completion tokens over its deltas.
+    tokens = 0.0
+    for r in results:
+        if r["token_times"]:
+            per = r["usage"]["completion_tokens"] / len(r["token_times"])
+            tokens += per * sum(1 for t in r["token_times"] if w0 <= t <= w1)
+    prompt = sum(r["usage"]["prompt_tokens"] for r in steady)
+    cached = sum(r["usage"]["prompt_tokens_details"]["cached_tokens"] for r in steady)
+    ttft = [r["ttft"] for r in steady if r["ttft"] is not None]
+    itl = [x for r in steady for x in r["itl"]]
+    burst_ttft = [r["ttft"] for r in burst if r["ttft"] is not None]
+    return {"clients": clients, "requests": len(steady), "errors": errors, "tok_s": tokens / (w1 - w0),
             "ttft50": percentile(ttft, 50), "ttft95": percentile(ttft, 95),
             "itl50": percentile(itl, 50), "itl95": percentile(itl, 95),
             "cached": cached / prompt if prompt else 0.0,
-            "retrieval50": percentile([r["timings"]["retrieval_ms"] for r in results], 50),
-            "prefill50": percentile([r["timings"]["prompt_ms"] for r in results], 50)}
+            "burst": len(burst), "burst50": percentile(burst_ttft, 50),
+            "burstmax": max(burst_ttft) if burst_ttft else float("nan"),
+            "retrieval50": percentile([r["timings"]["retrieval_ms"] for r in steady], 50),
+            "prefill50": percentile([r["timings"]["prompt_ms"] for r in steady], 50)}
 
 
 def decode_speed(url, questions, max_tokens):
@@ -177,6 +201,8 @@ def main():
     ap.add_argument("--url", help="an already running ragd (admin key " + KEY + "); skips the speculative comparison")
     ap.add_argument("--clients", default="1,4,8,16")
     ap.add_argument("--seconds", type=float, default=40, help="per client count")
+    ap.add_argument("--warmup", type=float, default=5,
+                    help="seconds at the start of each level left out of the steady-state figures")
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--set", action="append", default=[], help="extra ragd settings, key=value")
     ap.add_argument("--verbose", action="store_true", help="also print where the time to first token goes")
@@ -184,6 +210,8 @@ def main():
     levels = [int(x) for x in args.clients.split(",")]
     if any(c < 1 or c > 64 for c in levels):
         raise SystemExit("--clients: counts between 1 and 64")
+    if not 0 <= args.warmup < args.seconds:
+        raise SystemExit("--warmup: at least 0 and less than --seconds")
     with open(os.path.join(ROOT, "tests", "data", "sample_questions.jsonl")) as f:
         questions = [json.loads(line)["question"] for line in f if line.strip()]
 
@@ -191,7 +219,8 @@ def main():
     url = args.url or server.url
     try:
         print(f"ragd serve bench: {os.cpu_count()} cores, {len(questions)} RAG questions (sample corpus), "
-              f"max_tokens {args.max_tokens}, {args.seconds:.0f} s per level, streaming /v1/ask")
+              f"max_tokens {args.max_tokens}, {args.seconds:.0f} s per level ({args.warmup:.0f} s warm-up), "
+              f"streaming /v1/ask")
         first = ask(url, questions[0], 8)
         second = ask(url, questions[1], 8)
         print(f"prefix cache: first question {first['usage']['prompt_tokens_details']['cached_tokens']} of "
@@ -206,6 +235,9 @@ def main():
                   f"{r['itl95'] * 1000:>8.1f} | {r['cached'] * 100:>5.1f} %", flush=True)
             for e in r["errors"][:3]:
                 print("   error:", e)
+            if r["burst"]:
+                print(f"        warm-up ({r['burst']} requests started in the first {args.warmup:.0f} s, left out "
+                      f"above): TTFT p50 {r['burst50'] * 1000:.0f} ms, max {r['burstmax'] * 1000:.0f} ms")
             if args.verbose:
                 print(f"        TTFT parts (p50): retrieval {r['retrieval50']:.0f} ms, admission to first token "
                       f"{r['prefill50']:.0f} ms")
@@ -213,7 +245,8 @@ def main():
         show("1 cold", run_level(url, questions, 1, 0, args.max_tokens, offset=2, count=len(questions)))
         rows = {}
         for i, clients in enumerate(levels):
-            rows[clients] = run_level(url, questions, clients, args.seconds, args.max_tokens, offset=i * 5)
+            rows[clients] = run_level(url, questions, clients, args.seconds, args.max_tokens, offset=i * 5,
+                                      warmup=args.warmup)
             show(str(clients), rows[clients])
         if 1 in rows and 8 in rows and rows[1]["tok_s"] > 0:
             print(f"8 clients vs 1: aggregate tok/s {rows[8]['tok_s'] / rows[1]['tok_s']:.2f}x (target >= 4x), "

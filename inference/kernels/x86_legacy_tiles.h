@@ -86,10 +86,25 @@ inline __m256i SignedLaneDot(__m256i off, __m256i w, __m256i a) {
   }
 }
 
-// y[c][r] for R weight rows starting at w_rows and C activation rows.
+// The lane offsets (LaneOffset) of every block of m activation rows, once per
+// product: offs[(c * nb + b) * 8 + lane].
+template <GgmlType kType>
+void LaneOffsets(const uint8_t* act, size_t act_stride, int64_t m, int64_t nb, std::vector<int32_t>* offs) {
+  offs->resize(static_cast<size_t>(8 * m * nb));
+  for (int64_t c = 0; c < m; ++c) {
+    const auto* a = reinterpret_cast<const BlockQ8A*>(act + static_cast<size_t>(c) * act_stride);
+    for (int64_t b = 0; b < nb; ++b) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(offs->data() + 8 * (c * nb + b)),
+                          LaneOffset<kType>(LoadU(a[b].qs)));
+    }
+  }
+}
+
+// y[c][r] for R weight rows starting at w_rows and C activation rows (with
+// their lane offsets, 8 per block).
 template <GgmlType kType, int R, int C>
-void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_t* const* acts, float* y,
-                int64_t ldy) {
+void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_t* const* acts,
+                const int32_t* const* offs, float* y, int64_t ldy) {
   __m256 acc[R][C];
   for (int r = 0; r < R; ++r) {
     for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
@@ -101,7 +116,7 @@ void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_
     for (int c = 0; c < C; ++c) {
       const BlockQ8A& ab = reinterpret_cast<const BlockQ8A*>(acts[c])[b];
       const __m256i a = LoadU(ab.qs);
-      const __m256i off = LaneOffset<kType>(a);
+      const __m256i off = LoadU(offs[c] + 8 * b);
       const __m256 da = _mm256_set1_ps(ab.d);
       for (int r = 0; r < R; ++r) {
         const __m256i isum = SignedLaneDot<kType>(off, wq[r], a);
@@ -130,13 +145,11 @@ inline void PrefetchRows(const WeightView& w, int64_t r, int64_t n, int64_t part
 
 #if RAGD_X86_VNNI
 // Batches: a group of 4 weight rows unpacked once into 512-bit pairs (lanes
-// 0..7 row 2p, 8..15 row 2p+1) and the lane offsets of every activation block
-// computed once, then tiles of 4 rows x up to 8 activation rows. Every lane
+// 0..7 row 2p, 8..15 row 2p+1), then tiles of 4 rows x up to 8 activation rows. Every lane
 // takes the same steps as in LegacyTile.
 struct LegacyPairs {
-  std::vector<uint8_t> wq;   // [block][pair] 64 bytes
-  std::vector<float> dw;     // [block][pair] 16 floats
-  std::vector<int32_t> offs;  // [activation row][block] 8 lanes
+  std::vector<uint8_t> wq;  // [block][pair] 64 bytes
+  std::vector<float> dw;    // [block][pair] 16 floats
 };
 
 // P pairs (2P weight rows, unpacked in lp with kPairs pairs per block) times
@@ -195,18 +208,10 @@ void UnpackPairs(const WeightView& w, int64_t r, int64_t nb, LegacyPairs* lp) {
 
 // Rows [r0, r1) in groups of 8 then 4 (returns the first row not done).
 template <GgmlType kType>
-int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
-                          int64_t ldy, int64_t r0, int64_t r1) {
+int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_stride, const int32_t* lane_offs,
+                          int64_t m, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   thread_local LegacyPairs lp;
   const int64_t nb = w.n_in / kQK;
-  lp.offs.resize(static_cast<size_t>(8 * m * nb));
-  for (int64_t c = 0; c < m; ++c) {
-    const auto* a = reinterpret_cast<const BlockQ8A*>(act + static_cast<size_t>(c) * act_stride);
-    for (int64_t b = 0; b < nb; ++b) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lp.offs.data() + 8 * (c * nb + b)),
-                          LaneOffset<kType>(LoadU(a[b].qs)));
-    }
-  }
   using TileFn = void (*)(const LegacyPairs&, int64_t, const uint8_t* const*, const int32_t* const*, float*,
                           int64_t);
   // 8 rows x 4 activation rows, or 4 rows x 8: 16 accumulators either way.
@@ -222,7 +227,7 @@ int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_st
       const int32_t* offs[8];
       for (int c = 0; c < cols; ++c) {
         acts[c] = act + static_cast<size_t>(c0 + c) * act_stride;
-        offs[c] = lp.offs.data() + 8 * (c0 + c) * nb;
+        offs[c] = lane_offs + 8 * (c0 + c) * nb;
       }
       tiles[cols - 1](lp, nb, acts, offs, y + c0 * ldy + r, ldy);
     }
@@ -241,37 +246,45 @@ int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_st
 #endif
 
 template <GgmlType kType, int R>
-void LegacyRows(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
-                int64_t r) {
+void LegacyRows(const WeightView& w, const uint8_t* act, size_t act_stride, const int32_t* lane_offs, int64_t m,
+                float* y, int64_t ldy, int64_t r) {
   constexpr int kCols = RAGD_X86_VNNI ? 4 : 3;  // accumulators fit the registers
-  using TileFn = void (*)(int64_t, const uint8_t*, size_t, const uint8_t* const*, float*, int64_t);
+  using TileFn =
+      void (*)(int64_t, const uint8_t*, size_t, const uint8_t* const*, const int32_t* const*, float*, int64_t);
+  const int64_t nb = w.n_in / kQK;
   static constexpr TileFn kTiles[4] = {LegacyTile<kType, R, 1>, LegacyTile<kType, R, 2>,
                                        LegacyTile<kType, R, 3>, LegacyTile<kType, R, 4>};
   for (int64_t c0 = 0; c0 < m; c0 += kCols) {
     const int cols = static_cast<int>(m - c0 < kCols ? m - c0 : kCols);
     const uint8_t* acts[4];
-    for (int c = 0; c < cols; ++c) acts[c] = act + static_cast<size_t>(c0 + c) * act_stride;
-    kTiles[cols - 1](w.n_in, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, acts, y + c0 * ldy + r,
-                     ldy);
+    const int32_t* offs[4];
+    for (int c = 0; c < cols; ++c) {
+      acts[c] = act + static_cast<size_t>(c0 + c) * act_stride;
+      offs[c] = lane_offs + 8 * (c0 + c) * nb;
+    }
+    kTiles[cols - 1](w.n_in, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, acts, offs,
+                     y + c0 * ldy + r, ldy);
   }
 }
 
 template <GgmlType kType>
 void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
                     int64_t r0, int64_t r1) {
+  thread_local std::vector<int32_t> offs;
+  LaneOffsets<kType>(act, act_stride, m, w.n_in / kQK, &offs);
   int64_t r = r0;
   if (m >= 2) {  // batches: several weight rows share each activation block
 #if RAGD_X86_VNNI
-    r = LegacyRowsBatched<kType>(w, act, act_stride, m, y, ldy, r0, r1);
+    r = LegacyRowsBatched<kType>(w, act, act_stride, offs.data(), m, y, ldy, r0, r1);
 #else
     constexpr int kRows = 4;
-    for (; r + kRows <= r1; r += kRows) LegacyRows<kType, kRows>(w, act, act_stride, m, y, ldy, r);
+    for (; r + kRows <= r1; r += kRows) LegacyRows<kType, kRows>(w, act, act_stride, offs.data(), m, y, ldy, r);
 #endif
   }
   // Single rows stream one weight row at a time (one memory stream).
   for (; r < r1; ++r) {
     PrefetchRows(w, r + 16, 1);
-    LegacyRows<kType, 1>(w, act, act_stride, m, y, ldy, r);
+    LegacyRows<kType, 1>(w, act, act_stride, offs.data(), m, y, ldy, r);
   }
 }
 

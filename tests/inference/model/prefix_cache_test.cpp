@@ -162,13 +162,42 @@ TEST(PromptLookup, CopiesWhatFollowedTheLatestOccurrence) {
   EXPECT_EQ(ProposeDraft(h, o, 0, &draft), 0);
 }
 
-TEST(PromptLookup, DraftBudgetFollowsAcceptance) {
-  DraftBudget b(0.15);
-  for (int i = 0; i < 6; ++i) b.Record(4, 4);
-  EXPECT_GE(b.Length(8), 4);
-  for (int i = 0; i < 30; ++i) b.Record(2, 0);
-  EXPECT_EQ(b.Length(8), 0);
-  EXPECT_LT(b.acceptance(), 0.12);
+TEST(PromptLookup, DraftBudgetFollowsAcceptancePerMatchLength) {
+  DraftBudget b;
+  for (int i = 0; i < 6; ++i) b.Record(4, 4, 4);
+  EXPECT_GT(b.acceptance(4), 0.9);
+  for (int i = 0; i < 30; ++i) b.Record(2, 2, 0);
+  EXPECT_LT(b.acceptance(2), 0.12);
+  EXPECT_GT(b.acceptance(3), 0.9);  // long matches keep their own record
+}
+
+TEST(PromptLookup, PlanDraftsTakesLongDraftsAloneAndFewInAFullBatch) {
+  // One sequence, cheap rows: a likely draft is taken far, an unlikely one not at all.
+  const DraftOffer likely{.acceptance = 0.9, .available = 8};
+  const DraftOffer unlikely{.acceptance = 0.1, .available = 8};
+  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{likely}, 1, 0.1, 256), std::vector<int>{8});
+  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{unlikely}, 1, 0.3, 256), std::vector<int>{0});
+  // p = 0.6, c = 0.3: the k-th token is worth it while 0.6^k (1 + 0.3 rows) > 0.3 tokens.
+  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{{0.6, 8}}, 1, 0.3, 256), std::vector<int>{2});
+  // Eight sequences: the same p = 0.6 no longer pays; 0.95 still does, most likely first.
+  std::vector<DraftOffer> batch(8, DraftOffer{0.6, 8});
+  EXPECT_EQ(PlanDrafts(batch, 8, 0.3, 256), std::vector<int>(8, 0));
+  batch[3] = {0.95, 8};
+  const auto take = PlanDrafts(batch, 8, 0.3, 256);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(take[i] > 0, i == 3) << "sequence " << i;
+  // The row limit holds, and what is not on offer is never taken.
+  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{likely}, 1, 0.1, 4), std::vector<int>{3});
+  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{{0.9, 2}}, 1, 0.1, 256), std::vector<int>{2});
+}
+
+TEST(PromptLookup, StepCostModelFitsFixedAndPerRowCost) {
+  StepCostModel m(0.3);
+  EXPECT_DOUBLE_EQ(m.RowCost(), 0.3);  // nothing seen: the prior
+  for (int i = 0; i < 40; ++i) m.Record(1, 20.0);
+  EXPECT_NEAR(m.RowCost(), 0.3, 0.01);  // one size only: still the prior
+  // Steps of 20 + 2 ms per row: per row / fixed = 2 / 18 ~ 0.11.
+  for (int i = 0; i < 200; ++i) m.Record(1 + i % 9, 18.0 + 2.0 * (1 + i % 9));
+  EXPECT_NEAR(m.RowCost(), 2.0 / 18.0, 0.01);
 }
 
 }  // namespace
