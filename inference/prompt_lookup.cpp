@@ -38,7 +38,8 @@ double DraftBudget::acceptance(int matched) const {
   return (c.hits + 0.5) / (c.hits + c.misses + 1);
 }
 
-std::vector<int> PlanDrafts(std::span<const DraftOffer> offers, int base_rows, double row_cost, int max_rows) {
+std::vector<int> PlanDrafts(std::span<const DraftOffer> offers, int base_rows, double row_cost,
+                            int max_rows) {
   std::vector<int> take(offers.size(), 0);
   double tokens = base_rows;
   int rows = base_rows;

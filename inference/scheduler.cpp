@@ -191,8 +191,8 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     decoding.push_back(job.get());
   }
   const int n_decode = static_cast<int>(decoding.size());
-  const std::vector<int> take =
-      PlanDrafts(offers, n_decode, step_cost_.RowCost(), static_cast<int>(std::max<int64_t>(n_decode, budget)));
+  const std::vector<int> take = PlanDrafts(offers, n_decode, step_cost_.RowCost(),
+                                           static_cast<int>(std::max<int64_t>(n_decode, budget)));
   for (int i = 0; i < n_decode; ++i) {
     Job* job = decoding[i];
     job->draft.resize(take[i]);
@@ -210,7 +210,8 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
   // completes inside every sliding window, so the prefix cache can keep them.
   int64_t max_chunk = options_.step_tokens;
   if (config.sliding_window > 0)
-    max_chunk = std::min<int64_t>(max_chunk, std::max<int64_t>(1, config.sliding_window - prefix_.block_tokens()));
+    max_chunk =
+        std::min<int64_t>(max_chunk, std::max<int64_t>(1, config.sliding_window - prefix_.block_tokens()));
   for (auto& job : active) {
     const int64_t n_prompt = job->seq->prompt_tokens();
     const int64_t n_past = job->cache->n_past();
@@ -237,10 +238,13 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     return;
   }
   // Steps of decode rows only (every row with logits) calibrate the draft plan.
-  if (static_cast<int>(steps.size()) == n_decode) step_cost_.Record(n_tokens, MsBetween(started, Clock::now()));
+  if (static_cast<int>(steps.size()) == n_decode)
+    step_cost_.Record(n_tokens, MsBetween(started, Clock::now()));
   for (Job* job : in_step) {
-    if (job->prefill) AfterPrefill(*job);
-    else AfterDecode(*job);
+    if (job->prefill)
+      AfterPrefill(*job);
+    else
+      AfterDecode(*job);
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++gauges_.steps;

@@ -41,24 +41,24 @@
 namespace ragd::inference {
 
 struct SchedulerOptions {
-  int max_running = 8;                     // sequences in the batch at once
-  int max_queue = 64;                      // waiting requests beyond which Submit refuses
-  int step_tokens = 256;                   // tokens per forward pass: decode rows first, then prefill chunks
+  int max_running = 8;    // sequences in the batch at once
+  int max_queue = 64;     // waiting requests beyond which Submit refuses
+  int step_tokens = 256;  // tokens per forward pass: decode rows first, then prefill chunks
   size_t kv_budget_bytes = size_t{1} << 30;  // KV memory of the running sequences at most
-  PrefixCacheOptions prefix_cache;         // reuse of computed prompt prefixes (max_bytes 0 = off)
-  bool speculative = true;                 // prompt-lookup draft tokens, verified in the same step
-  PromptLookupOptions draft;               // how drafts are proposed
+  PrefixCacheOptions prefix_cache;           // reuse of computed prompt prefixes (max_bytes 0 = off)
+  bool speculative = true;                   // prompt-lookup draft tokens, verified in the same step
+  PromptLookupOptions draft;                 // how drafts are proposed
 };
 
 struct SchedulerEvent {
   enum class Kind { kToken, kDone, kError };
   Kind kind = Kind::kToken;
-  TokenId id = -1;                   // kToken: the token
-  std::string text;                  // kToken: text completed by this token (may be empty)
-  FinishReason finish_reason{};      // kDone
-  GenerationStats stats;             // kDone and kError: counts so far
-  double queue_ms = 0;               // kDone: time spent waiting for admission
-  Status error;                      // kError
+  TokenId id = -1;               // kToken: the token
+  std::string text;              // kToken: text completed by this token (may be empty)
+  FinishReason finish_reason{};  // kDone
+  GenerationStats stats;         // kDone and kError: counts so far
+  double queue_ms = 0;           // kDone: time spent waiting for admission
+  Status error;                  // kError
 };
 
 // Returns false to cancel the request (e.g. the client has gone).
@@ -107,12 +107,12 @@ class Scheduler {
   void End(Job& job, FinishReason reason);
   void Fail(Job& job, const Status& status);
   void Close(Job& job, SchedulerEvent last);  // the job's last event; frees its cache
-  int64_t Spare() const;  // KV slots a sliding layer keeps beyond its window
+  int64_t Spare() const;                      // KV slots a sliding layer keeps beyond its window
 
   Engine& engine_;
   SchedulerOptions options_;
-  PrefixCache prefix_;        // loop thread only
-  StepCostModel step_cost_;   // loop thread only: what a decode row costs, for the draft plan
+  PrefixCache prefix_;       // loop thread only
+  StepCostModel step_cost_;  // loop thread only: what a decode row costs, for the draft plan
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

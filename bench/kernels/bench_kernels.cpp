@@ -133,7 +133,6 @@ void BenchModel(const std::string& path, const kernels::KernelSet& ks, bool quic
   }
 }
 
-
 // One decode step's products for m = 1..16 rows, grouped by weight type (all
 // layers) plus the output: ms per step and ms per extra row.
 void BenchBatch(const std::string& path, const kernels::KernelSet& ks, bool quick) {
@@ -184,8 +183,10 @@ void BenchBatch(const std::string& path, const kernels::KernelSet& ks, bool quic
           },
           quick ? 3 : 8);
       if (m == 1) t1 = t;
-      if (m == 1) std::printf(" %7.2f        ", t * 1e3);
-      else std::printf(" %7.2f [%4.2f]", t * 1e3, (t - t1) * 1e3 / (m - 1));
+      if (m == 1)
+        std::printf(" %7.2f        ", t * 1e3);
+      else
+        std::printf(" %7.2f [%4.2f]", t * 1e3, (t - t1) * 1e3 / (m - 1));
     }
     std::printf("\n");
   }

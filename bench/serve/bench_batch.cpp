@@ -35,7 +35,8 @@ struct Seq {
 };
 
 // Mean ms of one step feeding `per_seq` tokens to each of `seqs`.
-double StepMs(Model& model, ThreadPool& pool, std::vector<Seq>& seqs, int per_seq, int steps, int64_t context) {
+double StepMs(Model& model, ThreadPool& pool, std::vector<Seq>& seqs, int per_seq, int steps,
+              int64_t context) {
   std::vector<SequenceStep> batch(seqs.size());
   double total = 0;
   for (int s = 0; s < steps + 1; ++s) {
@@ -51,7 +52,8 @@ double StepMs(Model& model, ThreadPool& pool, std::vector<Seq>& seqs, int per_se
       std::fprintf(stderr, "bench_batch: %s\n", st.ToString().c_str());
       std::exit(1);
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (s > 0) total += ms;  // the first step warms caches and threads
   }
   return total / steps;
@@ -62,7 +64,8 @@ std::vector<Seq> MakeSeqs(Model& model, ThreadPool& pool, int n, int64_t context
   for (int i = 0; i < n; ++i) {
     seqs[i].cache = model.NewCache(context + 16, 16);
     seqs[i].tokens.resize(context);
-    for (int64_t p = 0; p < context; ++p) seqs[i].tokens[p] = static_cast<int32_t>(1000 + (p * 37 + i * 11) % 5000);
+    for (int64_t p = 0; p < context; ++p)
+      seqs[i].tokens[p] = static_cast<int32_t>(1000 + (p * 37 + i * 11) % 5000);
     SequenceStep st;
     st.cache = seqs[i].cache.get();
     st.tokens = seqs[i].tokens;
@@ -92,17 +95,20 @@ int main(int argc, char** argv) {
   };
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--model") path = argv[i + 1];
-    else if (a == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (a == "--context") context = std::atoll(argv[i + 1]);
-    else if (a == "--steps") steps = std::atoi(argv[i + 1]);
+    if (a == "--model")
+      path = argv[i + 1];
+    else if (a == "--threads")
+      threads = std::atoi(argv[i + 1]);
+    else if (a == "--context")
+      context = std::atoll(argv[i + 1]);
+    else if (a == "--steps")
+      steps = std::atoi(argv[i + 1]);
     else if (a == "--batches" || a == "--drafts") {
       if (!parse_list(argv[i + 1], a == "--batches" ? &batches : &drafts)) {
         std::fprintf(stderr, "bench_batch: %s takes a list of counts, e.g. 1,2,4\n", a.c_str());
         return 2;
       }
-    }
-    else {
+    } else {
       std::fprintf(stderr, "bench_batch: unknown option %s\n", a.c_str());
       return 2;
     }
@@ -122,8 +128,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   ThreadPool pool(threads);
-  std::printf("model %s, %u cores, %d threads, kernels %s, %lld positions of context per sequence\n", path.c_str(),
-              std::thread::hardware_concurrency(), threads, KernelIsaName().c_str(), static_cast<long long>(context));
+  std::printf("model %s, %u cores, %d threads, kernels %s, %lld positions of context per sequence\n",
+              path.c_str(), std::thread::hardware_concurrency(), threads, KernelIsaName().c_str(),
+              static_cast<long long>(context));
   std::printf("batched decode: sequences | ms per step | aggregate tok/s | vs the first\n");
   double base = 0;
   for (int b : batches) {

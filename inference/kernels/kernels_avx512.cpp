@@ -3,9 +3,10 @@
 #include "inference/kernels/elementwise_impl.h"
 #include "inference/kernels/kernel_set.h"
 #include "inference/kernels/x86_elementwise.h"
+#include "inference/kernels/x86_legacy_panel.h"
 #include "inference/kernels/x86_legacy_tiles.h"
-#include "inference/kernels/x86_q6k_tiles.h"
 #include "inference/kernels/x86_panel.h"
+#include "inference/kernels/x86_q6k_tiles.h"
 #include "inference/kernels/x86_rowdot.h"
 #include "inference/kernels/x86_rowlanes.h"
 
@@ -16,6 +17,10 @@ namespace {
 // (bench/serve/bench_batch: a decode batch of 4 costs 21 ms streamed, 30 ms
 // through panels; at 8 they are even). Both paths give bitwise the same rows.
 constexpr int64_t kPanelMinBatch = 8;
+// Q4_0/Q5_0/Q8_0: from this many rows on, 16-row panels beat row pairs
+// (bench_kernels --batch; compute-bound products ~10% faster at 8 and 16,
+// slower at 4). Both paths give bitwise the same rows.
+constexpr int64_t kLegacyPanelMinBatch = 8;
 
 const void* PrepareAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                           ThreadPool* pool) {
@@ -25,7 +30,9 @@ const void* PrepareAvx512(const WeightView& w, const uint8_t* act, size_t act_st
 
 void MulRowsAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                    const void* prepared, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  if (IsOffsetLegacy(w.type)) {
+  if (IsOffsetLegacy(w.type) && m >= kLegacyPanelMinBatch) {
+    MulRowsLegacyPanel(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, bitwise as below
+  } else if (IsOffsetLegacy(w.type)) {
     MulRowsLegacy(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, any m
   } else if (w.type == GgmlType::kQ6_K) {
     MulRowsQ6K(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, any m

@@ -77,25 +77,26 @@ inline __m256i SignedLaneDot(__m256i off, __m256i w, __m256i a) {
     return _mm256_dpbusd_epi32(off, w, a);  // w already + 128
 #else
     // |w| * (a with the sign of w): pair sums stay within int16.
-    return _mm256_add_epi32(off, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w),
-                                                                         _mm256_sign_epi8(a, w)),
-                                                   _mm256_set1_epi16(1)));
+    return _mm256_add_epi32(
+        off, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w)),
+                               _mm256_set1_epi16(1)));
 #endif
   } else {
     return DotU8I8(off, w, a);  // quants <= 31: no int16 saturation
   }
 }
 
-// The lane offsets (LaneOffset) of every block of m activation rows, once per
-// product: offs[(c * nb + b) * 8 + lane].
+// The lane offsets (LaneOffset, plus `bias`) of every block of m activation
+// rows, once per product: offs[(c * nb + b) * 8 + lane].
 template <GgmlType kType>
-void LaneOffsets(const uint8_t* act, size_t act_stride, int64_t m, int64_t nb, std::vector<int32_t>* offs) {
+void LaneOffsets(const uint8_t* act, size_t act_stride, int64_t m, int64_t nb, int32_t bias,
+                 std::vector<int32_t>* offs) {
   offs->resize(static_cast<size_t>(8 * m * nb));
   for (int64_t c = 0; c < m; ++c) {
     const auto* a = reinterpret_cast<const BlockQ8A*>(act + static_cast<size_t>(c) * act_stride);
     for (int64_t b = 0; b < nb; ++b) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(offs->data() + 8 * (c * nb + b)),
-                          LaneOffset<kType>(LoadU(a[b].qs)));
+                          _mm256_add_epi32(LaneOffset<kType>(LoadU(a[b].qs)), _mm256_set1_epi32(bias)));
     }
   }
 }
@@ -120,7 +121,8 @@ void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_
       const __m256 da = _mm256_set1_ps(ab.d);
       for (int r = 0; r < R; ++r) {
         const __m256i isum = SignedLaneDot<kType>(off, wq[r], a);
-        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(_mm256_set1_ps(dw[r]), da), acc[r][c]);
+        acc[r][c] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(_mm256_set1_ps(dw[r]), da), acc[r][c]);
       }
     }
   }
@@ -155,8 +157,8 @@ struct LegacyPairs {
 // P pairs (2P weight rows, unpacked in lp with kPairs pairs per block) times
 // C activation rows.
 template <int P, int C>
-void LegacyPairsTile(const LegacyPairs& lp, int64_t nb, const uint8_t* const* acts, const int32_t* const* offs,
-                     float* y, int64_t ldy) {
+void LegacyPairsTile(const LegacyPairs& lp, int64_t nb, const uint8_t* const* acts,
+                     const int32_t* const* offs, float* y, int64_t ldy) {
   __m512 acc[P][C];
   for (int p = 0; p < P; ++p) {
     for (int c = 0; c < C; ++c) acc[p][c] = _mm512_setzero_ps();
@@ -199,7 +201,8 @@ void UnpackPairs(const WeightView& w, int64_t r, int64_t nb, LegacyPairs* lp) {
       const uint8_t* row0 = w.data + static_cast<size_t>(r + 2 * p) * w.row_bytes;
       const __m256i q0 = LoadLegacyBlock<kType>(row0, b, &d0);
       const __m256i q1 = LoadLegacyBlock<kType>(row0 + w.row_bytes, b, &d1);
-      _mm512_storeu_si512(lp->wq.data() + 64 * (P * b + p), _mm512_inserti64x4(_mm512_zextsi256_si512(q0), q1, 1));
+      _mm512_storeu_si512(lp->wq.data() + 64 * (P * b + p),
+                          _mm512_inserti64x4(_mm512_zextsi256_si512(q0), q1, 1));
       _mm512_storeu_ps(lp->dw.data() + 16 * (P * b + p),
                        _mm512_insertf32x8(_mm512_zextps256_ps512(_mm256_set1_ps(d0)), _mm256_set1_ps(d1), 1));
     }
@@ -208,12 +211,13 @@ void UnpackPairs(const WeightView& w, int64_t r, int64_t nb, LegacyPairs* lp) {
 
 // Rows [r0, r1) in groups of 8 then 4 (returns the first row not done).
 template <GgmlType kType>
-int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_stride, const int32_t* lane_offs,
-                          int64_t m, float* y, int64_t ldy, int64_t r0, int64_t r1) {
+int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_stride,
+                          const int32_t* lane_offs, int64_t m, float* y, int64_t ldy, int64_t r0,
+                          int64_t r1) {
   thread_local LegacyPairs lp;
   const int64_t nb = w.n_in / kQK;
-  using TileFn = void (*)(const LegacyPairs&, int64_t, const uint8_t* const*, const int32_t* const*, float*,
-                          int64_t);
+  using TileFn =
+      void (*)(const LegacyPairs&, int64_t, const uint8_t* const*, const int32_t* const*, float*, int64_t);
   // 8 rows x 4 activation rows, or 4 rows x 8: 16 accumulators either way.
   static constexpr TileFn kTiles8[4] = {LegacyPairsTile<4, 1>, LegacyPairsTile<4, 2>, LegacyPairsTile<4, 3>,
                                         LegacyPairsTile<4, 4>};
@@ -246,11 +250,11 @@ int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_st
 #endif
 
 template <GgmlType kType, int R>
-void LegacyRows(const WeightView& w, const uint8_t* act, size_t act_stride, const int32_t* lane_offs, int64_t m,
-                float* y, int64_t ldy, int64_t r) {
+void LegacyRows(const WeightView& w, const uint8_t* act, size_t act_stride, const int32_t* lane_offs,
+                int64_t m, float* y, int64_t ldy, int64_t r) {
   constexpr int kCols = RAGD_X86_VNNI ? 4 : 3;  // accumulators fit the registers
-  using TileFn =
-      void (*)(int64_t, const uint8_t*, size_t, const uint8_t* const*, const int32_t* const*, float*, int64_t);
+  using TileFn = void (*)(int64_t, const uint8_t*, size_t, const uint8_t* const*, const int32_t* const*,
+                          float*, int64_t);
   const int64_t nb = w.n_in / kQK;
   static constexpr TileFn kTiles[4] = {LegacyTile<kType, R, 1>, LegacyTile<kType, R, 2>,
                                        LegacyTile<kType, R, 3>, LegacyTile<kType, R, 4>};
@@ -268,17 +272,18 @@ void LegacyRows(const WeightView& w, const uint8_t* act, size_t act_stride, cons
 }
 
 template <GgmlType kType>
-void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
-                    int64_t r0, int64_t r1) {
+void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                    int64_t ldy, int64_t r0, int64_t r1) {
   thread_local std::vector<int32_t> offs;
-  LaneOffsets<kType>(act, act_stride, m, w.n_in / kQK, &offs);
+  LaneOffsets<kType>(act, act_stride, m, w.n_in / kQK, 0, &offs);
   int64_t r = r0;
   if (m >= 2) {  // batches: several weight rows share each activation block
 #if RAGD_X86_VNNI
     r = LegacyRowsBatched<kType>(w, act, act_stride, offs.data(), m, y, ldy, r0, r1);
 #else
     constexpr int kRows = 4;
-    for (; r + kRows <= r1; r += kRows) LegacyRows<kType, kRows>(w, act, act_stride, offs.data(), m, y, ldy, r);
+    for (; r + kRows <= r1; r += kRows)
+      LegacyRows<kType, kRows>(w, act, act_stride, offs.data(), m, y, ldy, r);
 #endif
   }
   // Single rows stream one weight row at a time (one memory stream).
@@ -289,8 +294,8 @@ void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, 
 }
 
 // Rows [r0, r1) of a Q4_0 / Q5_0 / Q8_0 weight times m Q8A activation rows.
-void MulRowsLegacy(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
-                   int64_t r0, int64_t r1) {
+void MulRowsLegacy(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                   int64_t ldy, int64_t r0, int64_t r1) {
   switch (w.type) {
     case GgmlType::kQ4_0:
       return MulRowsLegacyT<GgmlType::kQ4_0>(w, act, act_stride, m, y, ldy, r0, r1);

@@ -51,7 +51,8 @@ std::vector<TokenId> Tokens(int n, int seed) {
 
 // Runs `tokens` into `cache` in chunks of `chunk`, offering each chunk's
 // blocks to `pc` (if any) as the scheduler does.
-void Fill(KvCache* cache, const std::vector<TokenId>& tokens, int64_t from, int chunk, PrefixCache* pc = nullptr) {
+void Fill(KvCache* cache, const std::vector<TokenId>& tokens, int64_t from, int chunk,
+          PrefixCache* pc = nullptr) {
   std::vector<float> logits;
   for (int64_t p = from; p < static_cast<int64_t>(tokens.size()); p += chunk) {
     SequenceStep st;

@@ -1,0 +1,117 @@
+// Q4_0 / Q5_0 / Q8_0 batches for AVX-512 VNNI, in llama.cpp's lane order
+// (x86_legacy_tiles.h): 16 weight rows are repacked into a panel
+// (x86_panel.h's Repack: dword i = 8*block + lane of row r at (i*16 + r)*4,
+// scale[block][r]), so one vpdpbusd gives lane l of one block for all 16 rows
+// against one activation row, and the scale product d_w*d_a is one multiply
+// per block for the 16 rows instead of one per row pair. Each output still
+// takes exactly LegacyTile's float steps, so rows are bitwise those of the
+// one-row kernels. Included only by kernels_avx512.cpp; internal linkage.
+//
+// The int32 -> float conversion of a lane sum s is done as
+// bits(0x4B400000 + s) - 1.5*2^23: exact for |s| < 2^22 (a lane sums 4
+// products of |q| <= 128 and |a| <= 127), and it moves the work off the port
+// the dot products need. The 0x4B400000 rides in with the lane offsets.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstring>
+#include <vector>
+
+#include "inference/kernels/x86_legacy_tiles.h"
+#include "inference/kernels/x86_panel.h"
+
+namespace ragd::inference::kernels {
+namespace {
+
+constexpr int32_t kMagicBits = 0x4B400000;  // 1.5 * 2^23 as float bits
+constexpr float kMagic = 12582912.0f;       // 1.5 * 2^23
+
+// y[c*ldy + lane r] for C activation rows (offs: their lane offsets plus
+// kMagicBits, 8 per block) and the panel's 16 weight rows (store_mask: the
+// rows that exist).
+template <int C>
+void LegacyPanelTile(const Panel& p, int64_t nb, const uint8_t* const* acts, const int32_t* const* offs,
+                     float* y, int64_t ldy, __mmask16 store_mask) {
+  __m512 acc[C][8];
+  for (int c = 0; c < C; ++c) {
+    for (int l = 0; l < 8; ++l) acc[c][l] = _mm512_setzero_ps();
+  }
+  const __m512 magic = _mm512_set1_ps(kMagic);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* wq = p.q.data() + b * 8 * 64;
+    const __m512 dw = _mm512_loadu_ps(p.scale.data() + b * kPanelRows);
+    __m512 d[C];
+    const int8_t* aq[C];
+    for (int c = 0; c < C; ++c) {
+      const BlockQ8A& ab = reinterpret_cast<const BlockQ8A*>(acts[c])[b];
+      d[c] = _mm512_mul_ps(dw, _mm512_set1_ps(ab.d));
+      aq[c] = ab.qs;
+    }
+    for (int l = 0; l < 8; ++l) {
+      const __m512i wv = _mm512_loadu_si512(wq + 64 * l);
+      for (int c = 0; c < C; ++c) {
+        int32_t a4;
+        std::memcpy(&a4, aq[c] + 4 * l, 4);
+        const __m512i s =
+            _mm512_dpbusd_epi32(_mm512_set1_epi32(offs[c][8 * b + l]), wv, _mm512_set1_epi32(a4));
+        acc[c][l] = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(s), magic), d[c], acc[c][l]);
+      }
+    }
+  }
+  for (int c = 0; c < C; ++c) {
+    const __m512 u0 = _mm512_add_ps(_mm512_add_ps(acc[c][0], acc[c][4]), _mm512_add_ps(acc[c][2], acc[c][6]));
+    const __m512 u1 = _mm512_add_ps(_mm512_add_ps(acc[c][1], acc[c][5]), _mm512_add_ps(acc[c][3], acc[c][7]));
+    _mm512_mask_storeu_ps(y + c * ldy, store_mask, _mm512_add_ps(u0, u1));
+  }
+}
+
+template <GgmlType kType>
+void MulRowsLegacyPanelT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                         int64_t ldy, int64_t r0, int64_t r1) {
+  constexpr int kCols = 2;  // 8 accumulators per activation row: two rows fill the registers
+  thread_local Panel panel;
+  thread_local std::vector<int32_t> offs;
+  const int64_t nb = w.n_in / kQK;
+  LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
+  using TileFn = void (*)(const Panel&, int64_t, const uint8_t* const*, const int32_t* const*, float*,
+                          int64_t, __mmask16);
+  static constexpr TileFn kTiles[kCols] = {LegacyPanelTile<1>, LegacyPanelTile<2>};
+  const int64_t n_tiles = (m + kCols - 1) / kCols;
+  for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
+    const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
+    Repack<kType>(w, p0, rows, &panel);
+    const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
+    for (int64_t t = 0; t < n_tiles; ++t) {
+      PrefetchRows(w, p0 + 2 * kPanelRows, kPanelRows, t, n_tiles);  // the panel after next
+      const int64_t c0 = t * kCols;
+      const int cols = static_cast<int>(m - c0 < kCols ? m - c0 : kCols);
+      const uint8_t* acts[kCols];
+      const int32_t* o[kCols];
+      for (int c = 0; c < cols; ++c) {
+        acts[c] = act + static_cast<size_t>(c0 + c) * act_stride;
+        o[c] = offs.data() + 8 * (c0 + c) * nb;
+      }
+      kTiles[cols - 1](panel, nb, acts, o, y + c0 * ldy + p0, ldy, mask);
+    }
+  }
+}
+
+// Rows [r0, r1) of a Q4_0 / Q5_0 / Q8_0 weight times m Q8A activation rows,
+// through 16-row panels.
+void MulRowsLegacyPanel(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                        int64_t ldy, int64_t r0, int64_t r1) {
+  switch (w.type) {
+    case GgmlType::kQ4_0:
+      return MulRowsLegacyPanelT<GgmlType::kQ4_0>(w, act, act_stride, m, y, ldy, r0, r1);
+    case GgmlType::kQ5_0:
+      return MulRowsLegacyPanelT<GgmlType::kQ5_0>(w, act, act_stride, m, y, ldy, r0, r1);
+    case GgmlType::kQ8_0:
+      return MulRowsLegacyPanelT<GgmlType::kQ8_0>(w, act, act_stride, m, y, ldy, r0, r1);
+    default:
+      assert(false && "MulRowsLegacyPanel: not an offset legacy type");
+  }
+}
+
+}  // namespace
+}  // namespace ragd::inference::kernels
