@@ -25,7 +25,7 @@ int ProposeDraft(std::span<const TokenId> history, const PromptLookupOptions& op
   return 0;
 }
 
-void DraftBudget::Record(int matched, int proposed, int accepted) {
+void DraftAcceptance::Record(int matched, int proposed, int accepted) {
   if (proposed <= 0) return;
   constexpr double kDecay = 0.8;  // recent drafts count most: a quote starts and ends
   Counts& c = matched >= kLongMatch ? long_ : short_;
@@ -33,7 +33,7 @@ void DraftBudget::Record(int matched, int proposed, int accepted) {
   c.misses = kDecay * c.misses + (accepted < proposed ? 1 : 0);
 }
 
-double DraftBudget::acceptance(int matched) const {
+double DraftAcceptance::acceptance(int matched) const {
   const Counts& c = matched >= kLongMatch ? long_ : short_;
   return (c.hits + 0.5) / (c.hits + c.misses + 1);
 }

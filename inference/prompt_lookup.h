@@ -29,7 +29,7 @@ int ProposeDraft(std::span<const TokenId> history, const PromptLookupOptions& op
 // (the chance that a draft token holds, given that the ones before it did),
 // kept apart for drafts from short and from long n-gram matches (a long match
 // is usually a quote going on). Thread-safety: none (per sequence).
-class DraftBudget {
+class DraftAcceptance {
  public:
   static constexpr int kLongMatch = 3;  // n-gram matches of this length or more count as long
   // After a verification of `proposed` tokens drafted from a match of

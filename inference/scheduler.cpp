@@ -45,7 +45,7 @@ struct Scheduler::Job {
   // been worth.
   std::vector<TokenId> draft;
   int matched = 0;
-  DraftBudget drafts;
+  DraftAcceptance drafts;
 };
 
 Scheduler::Scheduler(Engine& engine, SchedulerOptions options)

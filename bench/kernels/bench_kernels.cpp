@@ -75,6 +75,26 @@ double Seconds(const std::function<void()>& fn, int reps) {
   return best;
 }
 
+// A model tensor as a MatMul weight.
+WeightView ViewOf(const GgufTensor& g) {
+  return {g.type, g.data, static_cast<int64_t>(g.ne[0]), static_cast<int64_t>(g.ne[1]), g.row_bytes()};
+}
+
+// fn(layer, name, tensor) for every 2-D weight of every layer, in forward order.
+template <typename Fn>
+void ForEachLayerWeight(const GgufFile& file, Fn&& fn) {
+  for (int l = 0;; ++l) {
+    bool any = false;
+    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
+      const GgufTensor* g = file.FindTensor("blk." + std::to_string(l) + "." + t + ".weight");
+      if (g == nullptr) continue;
+      any = true;
+      fn(l, t, *g);
+    }
+    if (!any) return;
+  }
+}
+
 // Every 2-D weight of the model in forward order, plus the tied output.
 void BenchModel(const std::string& path, const kernels::KernelSet& ks, bool quick) {
   auto file = GgufFile::Open(path);
@@ -84,24 +104,14 @@ void BenchModel(const std::string& path, const kernels::KernelSet& ks, bool quic
   }
   std::vector<WeightView> layers;
   size_t layer_bytes = 0;
-  for (int l = 0;; ++l) {
-    bool any = false;
-    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
-      const GgufTensor* g = file.value().FindTensor("blk." + std::to_string(l) + "." + t + ".weight");
-      if (g == nullptr) continue;
-      any = true;
-      layers.push_back(
-          {g->type, g->data, static_cast<int64_t>(g->ne[0]), static_cast<int64_t>(g->ne[1]), g->row_bytes()});
-      layer_bytes += g->n_bytes;
-      if (l == 0)
-        std::printf("  %s: %s %lldx%lld\n", t, g->info->name.data(), (long long)g->ne[0],
-                    (long long)g->ne[1]);
-    }
-    if (!any) break;
-  }
+  ForEachLayerWeight(*file, [&](int layer, const char* name, const GgufTensor& g) {
+    layers.push_back(ViewOf(g));
+    layer_bytes += g.n_bytes;
+    if (layer == 0)
+      std::printf("  %s: %s %lldx%lld\n", name, g.info->name.data(), (long long)g.ne[0], (long long)g.ne[1]);
+  });
   const GgufTensor* out = file.value().FindTensor("token_embd.weight");
-  const WeightView wout{out->type, out->data, static_cast<int64_t>(out->ne[0]),
-                        static_cast<int64_t>(out->ne[1]), out->row_bytes()};
+  const WeightView wout = ViewOf(*out);
   std::vector<float> x(2048 * 512), y(262144);
   std::mt19937 rng(3);
   std::normal_distribution<float> nd;
@@ -146,23 +156,15 @@ void BenchBatch(const std::string& path, const kernels::KernelSet& ks, bool quic
     std::vector<WeightView> weights;
   };
   std::vector<Group> groups;
-  auto add = [&](const std::string& name, const GgufTensor* g) {
+  auto add = [&](const std::string& name, const GgufTensor& g) {
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) { return gr.name == name; });
     if (it == groups.end()) it = groups.insert(groups.end(), Group{name, {}});
-    it->weights.push_back(
-        {g->type, g->data, static_cast<int64_t>(g->ne[0]), static_cast<int64_t>(g->ne[1]), g->row_bytes()});
+    it->weights.push_back(ViewOf(g));
   };
-  for (int l = 0;; ++l) {
-    bool any = false;
-    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
-      const GgufTensor* g = file.value().FindTensor("blk." + std::to_string(l) + "." + t + ".weight");
-      if (g == nullptr) continue;
-      any = true;
-      add(std::string("layers ") + g->info->name.data(), g);
-    }
-    if (!any) break;
-  }
-  add("output", file.value().FindTensor("token_embd.weight"));
+  ForEachLayerWeight(*file, [&](int, const char*, const GgufTensor& g) {
+    add(std::string("layers ") + g.info->name.data(), g);
+  });
+  add("output", *file.value().FindTensor("token_embd.weight"));
   const int64_t ms[] = {1, 2, 3, 4, 6, 8, 12, 16};
   std::vector<float> x(2048 * 16), y(262144 * 16);
   std::mt19937 rng(3);

@@ -132,9 +132,10 @@ void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_
 }
 
 // Asks for slice `part` of `parts` of weight rows [r, r + n) of w to be
-// brought into the cache (rows past the matrix are skipped). The loops below
-// ask for the rows 16 ahead of those they compute, a slice per weight block,
-// so the loads arrive meanwhile without a burst of misses stalling them.
+// brought into the cache (rows past the matrix are skipped). The batched loops
+// ask for the rows a group or two ahead of those they compute, a slice per
+// weight block or tile, so the loads arrive meanwhile without a burst of
+// misses stalling them.
 inline void PrefetchRows(const WeightView& w, int64_t r, int64_t n, int64_t part = 0, int64_t parts = 1) {
   if (r >= w.n_out) return;
   const int64_t end = r + n < w.n_out ? r + n : w.n_out;
@@ -147,8 +148,8 @@ inline void PrefetchRows(const WeightView& w, int64_t r, int64_t n, int64_t part
 
 #if RAGD_X86_VNNI
 // Batches: a group of 4 weight rows unpacked once into 512-bit pairs (lanes
-// 0..7 row 2p, 8..15 row 2p+1), then tiles of 4 rows x up to 8 activation rows. Every lane
-// takes the same steps as in LegacyTile.
+// 0..7 row 2p, 8..15 row 2p+1), then tiles of 4 rows x up to 8 activation
+// rows. Every lane takes the same steps as in LegacyTile.
 struct LegacyPairs {
   std::vector<uint8_t> wq;  // [block][pair] 64 bytes
   std::vector<float> dw;    // [block][pair] 16 floats

@@ -163,8 +163,8 @@ TEST(PromptLookup, CopiesWhatFollowedTheLatestOccurrence) {
   EXPECT_EQ(ProposeDraft(h, o, 0, &draft), 0);
 }
 
-TEST(PromptLookup, DraftBudgetFollowsAcceptancePerMatchLength) {
-  DraftBudget b;
+TEST(PromptLookup, DraftAcceptanceIsKeptPerMatchLength) {
+  DraftAcceptance b;
   for (int i = 0; i < 6; ++i) b.Record(4, 4, 4);
   EXPECT_GT(b.acceptance(4), 0.9);
   for (int i = 0; i < 30; ++i) b.Record(2, 2, 0);
