@@ -56,21 +56,17 @@ spm::PieceType TypeOf(double gguf_type) {
 
 }  // namespace
 
-// The vocabulary is kept compact (262k pieces): one string with every piece
-// as stored in the GGUF, their offsets, and their types; a token's text is
-// derived from its piece when asked for.
+// The vocabulary is kept once (262k pieces), in SentencePiece's model: every
+// piece as stored in the GGUF; beside it only each piece's GGUF type. A
+// token's text is derived from its piece when asked for.
 struct Tokenizer::Impl {
   sentencepiece::SentencePieceProcessor sp;
-  std::string text;              // every piece, concatenated
-  std::vector<uint32_t> offset;  // piece i is text[offset[i], offset[i+1])
-  std::vector<uint8_t> types;    // spm::PieceType of each piece
+  std::vector<uint8_t> types;  // spm::PieceType of each piece (the GGUF's, before any retyping)
   // User-defined pieces (raw text, id), longest first, then by id.
   std::vector<std::pair<std::string, TokenId>> user_defined;
 
   size_t size() const { return types.size(); }
-  std::string_view Piece(TokenId id) const {
-    return std::string_view(text).substr(offset[id], offset[id + 1] - offset[id]);
-  }
+  std::string_view Piece(TokenId id) const { return sp.IdToPiece(id); }  // the GGUF text: see FromGguf
   spm::PieceType Type(TokenId id) const { return static_cast<spm::PieceType>(types[id]); }
   void AppendBytes(TokenId id, std::string* out) const;
 };
@@ -163,16 +159,6 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const GgufFile& gguf) {
 
   auto impl = std::make_unique<Impl>();
   impl->types.resize(n);
-  impl->offset.resize(n + 1);
-  size_t total = 0;
-  for (const std::string& t : tokens->strings) total += t.size();
-  if (total > UINT32_MAX) return Status::Corrupt("vocabulary text too large");
-  impl->text.reserve(total);
-  for (size_t i = 0; i < n; ++i) {
-    impl->offset[i] = static_cast<uint32_t>(impl->text.size());
-    impl->text += tokens->strings[i];
-  }
-  impl->offset[n] = static_cast<uint32_t>(impl->text.size());
   spm::ModelSpec spec;
   spec.pieces.resize(n);
 
