@@ -77,7 +77,7 @@ struct WeightView {
 // one-token kernels for Q5_0, Q8_0, Q6_K and Q4_K (bitwise equal results;
 // Q4_0 in the Q5_0 order); the other types use ragd's own order. Q4_0, Q5_0,
 // Q8_0 and Q6_K use tiles of weight rows x activation rows for every m (on
-// AVX-512, Q4_0/Q5_0/Q8_0 batches of 8 or more rows repack 16-row panels);
+// AVX-512, Q4_0/Q5_0/Q8_0 batches of 16 or more rows repack 16-row panels);
 // the other K/legacy types stream weight rows for small m and repack panels
 // of 16 (8 on AVX2) weight rows for larger m. Row i of y depends only on row i of x
 // and on w: it is bitwise the same whatever m, the other rows, the pool or

@@ -18,9 +18,10 @@ namespace {
 // through panels; at 8 they are even). Both paths give bitwise the same rows.
 constexpr int64_t kPanelMinBatch = 8;
 // Q4_0/Q5_0/Q8_0: from this many rows on, 16-row panels beat row pairs
-// (bench_kernels --batch; compute-bound products ~10% faster at 8 and 16,
-// slower at 4). Both paths give bitwise the same rows.
-constexpr int64_t kLegacyPanelMinBatch = 8;
+// (bench_batch, decode steps: 8 sequences 65-73 ms in pairs vs 70-99 through
+// panels, 12 about even, 16 108-118 ms through panels vs 118-137; a 512-token
+// prefill's products 1360 vs 1200 tok/s). Both give bitwise the same rows.
+constexpr int64_t kLegacyPanelMinBatch = 16;
 
 const void* PrepareAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                           ThreadPool* pool) {
