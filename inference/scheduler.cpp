@@ -37,7 +37,6 @@ struct Scheduler::Job {
   // This step's input: the tokens fed (a prefill chunk, or the last sampled
   // token followed by the draft) and the logits that come back.
   std::vector<TokenId> fed;
-  size_t n_draft = 0;
   bool prefill = false;
   std::vector<float> logits;
   // Speculation: the proposed draft (cut to what the step takes), the length
@@ -196,13 +195,12 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
   for (int i = 0; i < n_decode; ++i) {
     Job* job = decoding[i];
     job->draft.resize(take[i]);
-    job->n_draft = job->draft.size();
     job->fed.insert(job->fed.end(), job->draft.begin(), job->draft.end());
     budget -= static_cast<int64_t>(job->fed.size());
     SequenceStep& st = steps.emplace_back();
     st.cache = job->cache.get();
     st.tokens = job->fed;
-    st.all_logits = job->n_draft > 0;
+    st.all_logits = !job->draft.empty();
     st.logits = &job->logits;
     in_step.push_back(job);
   }
@@ -220,7 +218,7 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     const auto prompt = job->seq->prompt();
     job->prefill = true;
     job->fed.assign(prompt.begin() + n_past, prompt.begin() + n_past + n);
-    job->n_draft = 0;
+    job->draft.clear();
     budget -= n;
     SequenceStep& st = steps.emplace_back();
     st.cache = job->cache.get();
@@ -284,16 +282,16 @@ void Scheduler::AfterDecode(Job& job) {
   }
   // Keep the positions of the last token and the accepted drafts only.
   job.cache->Rewind(base + 1 + static_cast<int64_t>(accepted));
-  job.drafts.Record(job.matched, static_cast<int>(job.n_draft), static_cast<int>(accepted));
+  job.drafts.Record(job.matched, static_cast<int>(job.draft.size()), static_cast<int>(accepted));
   CountDrafts(job, accepted);
 }
 
 void Scheduler::CountDrafts(Job& job, size_t accepted) {
-  if (job.n_draft == 0) return;
-  job.stats.draft_tokens += static_cast<int>(job.n_draft);
+  if (job.draft.empty()) return;
+  job.stats.draft_tokens += static_cast<int>(job.draft.size());
   job.stats.draft_accepted += static_cast<int>(accepted);
   std::lock_guard<std::mutex> lock(mu_);
-  gauges_.draft_tokens += job.n_draft;
+  gauges_.draft_tokens += job.draft.size();
   gauges_.draft_accepted += accepted;
 }
 

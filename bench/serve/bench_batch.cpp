@@ -93,8 +93,12 @@ int main(int argc, char** argv) {
     }
     return !out->empty();
   };
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "bench_batch: %s needs a value\n", a.c_str());
+      return 2;
+    }
     if (a == "--model")
       path = argv[i + 1];
     else if (a == "--threads")
@@ -141,7 +145,6 @@ int main(int argc, char** argv) {
     if (base == 0) base = tps;
     std::printf("  %2d | %7.2f ms | %7.1f tok/s | %5.2fx\n", b, ms, tps, tps / base);
   }
-  if (drafts.empty()) return 0;
   std::printf("draft verification, 1 sequence: draft tokens | ms per step | vs the first\n");
   auto one = MakeSeqs(**model, pool, 1, context);
   double plain = 0;
