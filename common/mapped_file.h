@@ -26,6 +26,11 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Tells the kernel the whole pages inside [offset, offset + length) will
+  // not be read soon: they leave this process's resident memory (the page
+  // cache keeps them) and are read back from the file if touched again.
+  void DropPages(size_t offset, size_t length) const;
+
  private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;

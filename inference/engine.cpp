@@ -53,8 +53,8 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
   if (!tok.ok()) return tok.status();
   e->tokenizer_ = std::move(tok).value();
   // The tokenizer has its own copy of the vocabulary: drop the parsed arrays
-  // and hand the freed heap back to the system.
-  e->file_->ReleaseArrayValues();
+  // and the mapped header, and hand the freed heap back to the system.
+  e->file_->ReleaseMetadata();
   malloc_trim(0);
   if (e->tokenizer_->vocab_size() != e->model_->config().n_vocab) {
     return Status::Corrupt("vocabulary has " + std::to_string(e->tokenizer_->vocab_size()) +

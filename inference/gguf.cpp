@@ -1,5 +1,6 @@
 #include "inference/gguf.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -194,6 +195,7 @@ Result<GgufFile> GgufFile::Open(const std::string& path, const GgufOpenOptions& 
 
   const size_t data_start = (r.pos() + f.alignment_ - 1) / f.alignment_ * f.alignment_;
   if (data_start > f.file_.size() && n_tensors > 0) return corrupt("truncated before tensor data");
+  f.data_start_ = data_start;
   for (GgufTensor& t : f.tensors_) {
     if (t.offset > f.file_.size() || t.n_bytes > f.file_.size() - data_start ||
         data_start + t.offset > f.file_.size() - t.n_bytes)
@@ -231,11 +233,12 @@ std::optional<std::string> GgufFile::GetString(const std::string& key) const {
   return v->str;
 }
 
-void GgufFile::ReleaseArrayValues() {
+void GgufFile::ReleaseMetadata() {
   for (auto& [key, value] : kv_) {
     std::vector<std::string>().swap(value.strings);
     std::vector<double>().swap(value.numbers);
   }
+  file_.DropPages(0, std::min(data_start_, file_.size()));
 }
 
 std::string GgufFile::architecture() const {

@@ -90,15 +90,18 @@ class GgufFile {
   // "general.architecture", or "" when absent.
   std::string architecture() const;
 
-  // Frees the elements of every metadata array (for a 262k-token vocabulary,
-  // tens of MiB) once their users have copied what they need; the arrays'
-  // sizes stay. Not thread-safe: call before sharing the file.
-  void ReleaseArrayValues();
+  // Once the metadata's users have copied what they need: frees the elements
+  // of every metadata array (for a 262k-token vocabulary, tens of MiB; the
+  // arrays' sizes stay) and drops the mapped header (keys, vocabulary, tensor
+  // table: everything before the tensor data) from resident memory. Not
+  // thread-safe: call before sharing the file.
+  void ReleaseMetadata();
 
  private:
   MappedFile file_;
   uint32_t version_ = 0;
   uint32_t alignment_ = 32;
+  size_t data_start_ = 0;  // where the tensor data begins
   std::map<std::string, GgufValue> kv_;
   std::vector<GgufTensor> tensors_;
   std::map<std::string, size_t> tensor_index_;

@@ -1,20 +1,24 @@
 // bench_engine: Gemma forward-pass speed on the default model.
 //
 //   bench_engine [--model PATH] [--threads 1,2] [--prompt 512] [--decode 128] [--chunk 256]
-//                [--f32-attention]
+//                [--f32-attention] [--memory]
 //
 // For each thread count: prefill tok/s of one prompt of --prompt tokens (one
 // batched step), decode tok/s over --decode single-token steps (greedy), and
 // the process's peak RSS. Prints the core count and the kernel set. The model
 // runs with half-precision attention (llama.cpp's arithmetic, bitwise) unless
-// --f32-attention is given.
+// --f32-attention is given. --memory adds where the resident memory lies
+// (model file, heap in use and free, other anonymous memory, code).
+#include <malloc.h>
+
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <malloc.h>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,6 +43,43 @@ double StatusMiB(const char* field) {
   return 0;
 }
 
+// Resident memory by kind, from /proc/self/smaps: the mapped model file, the
+// malloc heap (with what malloc itself counts as in use and as free), other
+// anonymous memory (thread arenas, stacks, large blocks) and the rest (code).
+void PrintMemory(const std::string& model_path) {
+  std::ifstream in("/proc/self/smaps");
+  std::string line, name;
+  double file = 0, heap = 0, anon = 0, other = 0;
+  while (std::getline(in, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < 16) {
+      // "start-end perms offset dev inode   [path]"
+      std::istringstream fields(line);
+      std::string skip;
+      for (int field = 0; field < 5; ++field) fields >> skip;
+      name.clear();
+      fields >> std::ws;
+      std::getline(fields, name);
+      continue;
+    }
+    if (line.rfind("Rss:", 0) != 0) continue;
+    const double mib = std::atof(line.c_str() + 4) / 1024.0;
+    if (name == model_path)
+      file += mib;
+    else if (name == "[heap]")
+      heap += mib;
+    else if (name.empty())
+      anon += mib;
+    else
+      other += mib;
+  }
+  const struct mallinfo2 mi = mallinfo2();
+  std::printf(
+      "  memory: model file %.1f MiB, heap %.1f MiB (malloc: %.1f MiB in use, %.1f MiB free), other "
+      "anonymous "
+      "%.1f MiB (malloc's mmapped blocks %.1f MiB), code and other files %.1f MiB\n",
+      file, heap, (mi.uordblks) / 1048576.0, mi.fordblks / 1048576.0, anon, mi.hblkhd / 1048576.0, other);
+}
+
 double Seconds(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -61,11 +102,15 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   int n_prompt = 512, n_decode = 128;
   int chunk = 256;  // prompt tokens per forward step
-  bool f16_attention = true;
+  bool f16_attention = true, memory = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--f32-attention") {
       f16_attention = false;
+      continue;
+    }
+    if (a == "--memory") {
+      memory = true;
       continue;
     }
     if (i + 1 >= argc) break;
@@ -97,7 +142,7 @@ int main(int argc, char** argv) {
   }
   auto tok = Tokenizer::FromGguf(*file);
   if (!tok.ok()) return 1;
-  file->ReleaseArrayValues();  // as Engine::Load does
+  file->ReleaseMetadata();  // as Engine::Load does
   malloc_trim(0);
   // A natural-text prompt of exactly n_prompt tokens.
   std::vector<int32_t> prompt = {(*tok)->bos_id()};
@@ -147,6 +192,10 @@ int main(int argc, char** argv) {
         "RSS %.1f MiB (peak %.1f MiB)\n",
         nt, n_prompt / prefill_s, prefill_s * 1e3, n_decode / decode_s, decode_s * 1e3 / n_decode,
         cache->bytes() / 1048576.0, StatusMiB("VmRSS:"), StatusMiB("VmHWM:"));
+    const double budget = (file->file_size() + cache->bytes()) / 1048576.0 + 64;
+    std::printf("  memory budget (model file + KV cache + 64 MiB) %.1f MiB: peak RSS %s\n", budget,
+                StatusMiB("VmHWM:") <= budget ? "within" : "OVER");
+    if (memory) PrintMemory(path);
     (void)vocab;
   }
   return 0;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "tests/support/gguf_writer.h"
@@ -116,6 +117,50 @@ TEST_F(GgufTest, UnsupportedTensorTypeNamesTheTensor) {
   GgufOpenOptions describe_only;
   describe_only.require_supported_types = false;
   EXPECT_TRUE(GgufFile::Open(p, describe_only).ok());
+}
+
+// Resident KiB of this process's mappings of the file `path` (/proc/self/smaps
+// names it by its canonical path: compared by file name).
+long ResidentKib(const std::string& path) {
+  const std::string name = path.substr(path.rfind('/'));
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  bool in_file = false;
+  long kib = 0;
+  while (std::getline(in, line)) {
+    if (line.find(" /") != std::string::npos && line.find('-') < 16) {
+      in_file = line.size() >= name.size() && line.compare(line.size() - name.size(), name.size(), name) == 0;
+    } else if (in_file && line.rfind("Rss:", 0) == 0) {
+      kib += std::atol(line.c_str() + 4);
+    }
+  }
+  return kib;
+}
+
+TEST_F(GgufTest, ReleaseMetadataDropsHeaderPagesAndKeepsTensors) {
+  // A vocabulary of ~600 KiB ahead of the tensor data.
+  testing::GgufWriter w = SmallModel();
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 20000; ++i) tokens.push_back("token_number_" + std::to_string(i) + "_padding");
+  w.AddStringArray("tokenizer.ggml.merges", tokens);
+  std::vector<float> values(4096);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f;
+  w.AddF32Tensor("blk.0.ffn_norm.weight", {4096}, values);
+  const std::string p = WriteBytes("release.gguf", w.Bytes());
+  auto f = GgufFile::Open(p);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const long before = ResidentKib(p);
+  f->ReleaseMetadata();
+  const long after = ResidentKib(p);
+  EXPECT_LE(after, before - 400) << "header pages still resident: " << before << " KiB -> " << after
+                                 << " KiB";
+  // Scalars and array sizes stay; tensor data reads back unchanged.
+  EXPECT_EQ(f->GetInt("gemma3.block_count"), 2);
+  EXPECT_EQ(f->Find("tokenizer.ggml.merges")->array_size, 20000u);
+  EXPECT_TRUE(f->Find("tokenizer.ggml.merges")->strings.empty());
+  const GgufTensor* t = f->FindTensor("blk.0.ffn_norm.weight");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(std::memcmp(t->data, values.data(), values.size() * sizeof(float)), 0);
 }
 
 TEST_F(GgufTest, MissingFileIsNotFound) {
