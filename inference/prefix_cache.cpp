@@ -18,8 +18,7 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 PrefixCache::PrefixCache(const ModelConfig& config, PrefixCacheOptions options)
     : config_(config), options_(options) {
   options_.block_tokens = std::max(1, options_.block_tokens);
-  block_bytes_ = static_cast<size_t>(config.n_layer) * 2 * options_.block_tokens * config.n_head_kv *
-                 config.head_dim * sizeof(float);
+  block_bytes_ = static_cast<size_t>(config.n_layer) * 2 * options_.block_tokens * KvCache::RowBytes(config);
 }
 
 uint64_t PrefixCache::ChainHash(uint64_t parent, std::span<const TokenId> block) const {
@@ -53,13 +52,13 @@ int64_t PrefixCache::Restore(std::span<const TokenId> tokens, int64_t max_positi
   }
   if (chain.empty()) return 0;
   const int64_t n = static_cast<int64_t>(chain.size()) * bt;
-  const int64_t w = cache->row_width();
+  const size_t w = cache->row_bytes();
   for (int layer = 0; layer < cache->n_layer(); ++layer) {
     // Only the positions the layer keeps at n (a sliding layer: its window).
     for (int64_t p = std::max<int64_t>(0, n - cache->slots(layer)); p < n; ++p) {
-      const float* base = chain[p / bt]->kv.data() + static_cast<size_t>(layer) * 2 * bt * w;
-      std::memcpy(cache->k(layer, p), base + (p % bt) * w, w * sizeof(float));
-      std::memcpy(cache->v(layer, p), base + (bt + p % bt) * w, w * sizeof(float));
+      const uint8_t* base = chain[p / bt]->kv.data() + static_cast<size_t>(layer) * 2 * bt * w;
+      std::memcpy(cache->k_bytes(layer, p), base + (p % bt) * w, w);
+      std::memcpy(cache->v_bytes(layer, p), base + (bt + p % bt) * w, w);
     }
   }
   cache->Advance(n);
@@ -73,7 +72,7 @@ void PrefixCache::Store(std::span<const TokenId> tokens, int64_t limit, const Kv
   if (!enabled()) return;
   const int64_t bt = options_.block_tokens;
   const int64_t n_blocks = std::min<int64_t>(static_cast<int64_t>(tokens.size()), limit) / bt;
-  const int64_t w = cache.row_width();
+  const size_t w = cache.row_bytes();
   std::vector<Block*> chain;
   uint64_t parent = 0;
   for (int64_t i = 0; i < n_blocks; ++i) {
@@ -89,12 +88,12 @@ void PrefixCache::Store(std::span<const TokenId> tokens, int64_t limit, const Kv
       Block b;
       b.parent = parent;
       b.tokens.assign(block.begin(), block.end());
-      b.kv.resize(block_bytes_ / sizeof(float));
+      b.kv.resize(block_bytes_);
       for (int layer = 0; layer < cache.n_layer(); ++layer) {
-        float* base = b.kv.data() + static_cast<size_t>(layer) * 2 * bt * w;
+        uint8_t* base = b.kv.data() + static_cast<size_t>(layer) * 2 * bt * w;
         for (int64_t j = 0; j < bt; ++j) {
-          std::memcpy(base + j * w, cache.k(layer, i * bt + j), w * sizeof(float));
-          std::memcpy(base + (bt + j) * w, cache.v(layer, i * bt + j), w * sizeof(float));
+          std::memcpy(base + j * w, cache.k_bytes(layer, i * bt + j), w);
+          std::memcpy(base + (bt + j) * w, cache.v_bytes(layer, i * bt + j), w);
         }
       }
       lru_.push_front(h);

@@ -60,7 +60,7 @@ class PrefixCache {
   struct Block {
     uint64_t parent = 0;
     std::vector<TokenId> tokens;
-    std::vector<float> kv;  // per layer: K rows then V rows, block_tokens rows each
+    std::vector<uint8_t> kv;  // per layer: K rows then V rows, block_tokens rows each, in the caches' kind
     std::list<uint64_t>::iterator lru;
   };
   uint64_t ChainHash(uint64_t parent, std::span<const TokenId> block) const;

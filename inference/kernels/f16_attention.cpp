@@ -5,17 +5,22 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "inference/kernels/quant_blocks.h"
+
 namespace ragd::inference {
 namespace {
+
+using kernels::HalfToFloat;
 
 bool HasAvx2Fma() {
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   }();
   return has;
 }
@@ -36,12 +41,25 @@ float Combine64(const float* acc /* [4][16] */) {
   return Reduce16(x);
 }
 
-float DotScalar(const float* a, const float* b, int64_t n) {
+float DotScalar(const uint16_t* a, const float* b, int64_t n) {
   float acc[64] = {};
   for (int64_t i = 0; i < n; i += 64) {
-    for (int k = 0; k < 64; ++k) acc[k] = std::fma(a[i + k], b[i + k], acc[k]);
+    for (int k = 0; k < 64; ++k) acc[k] = std::fma(HalfToFloat(a[i + k]), b[i + k], acc[k]);
   }
   return Combine64(acc);
+}
+
+#define RAGD_F16_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define RAGD_F16_AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma,f16c")))
+
+// Eight halves (16 bytes) or sixteen (32 bytes) to floats.
+RAGD_F16_AVX2 inline __m256 Load8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+// (The zero-masked form: GCC 12 warns that _mm512_cvtph_ps's undefined
+// pass-through may be used uninitialized.)
+RAGD_F16_AVX512 inline __m512 Load16(const uint16_t* p) {
+  return _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
 __attribute__((target("avx2,fma"))) inline float Reduce16Avx2(__m256 lo, __m256 hi) {
@@ -51,12 +69,12 @@ __attribute__((target("avx2,fma"))) inline float Reduce16Avx2(__m256 lo, __m256 
   return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
 }
 
-__attribute__((target("avx2,fma"))) float DotAvx2(const float* a, const float* b, int64_t n) {
+RAGD_F16_AVX2 float DotAvx2(const uint16_t* a, const float* b, int64_t n) {
   __m256 acc[8];
   for (auto& v : acc) v = _mm256_setzero_ps();
   for (int64_t i = 0; i < n; i += 64) {
     for (int k = 0; k < 8; ++k) {
-      acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * k), _mm256_loadu_ps(b + i + 8 * k), acc[k]);
+      acc[k] = _mm256_fmadd_ps(Load8(a + i + 8 * k), _mm256_loadu_ps(b + i + 8 * k), acc[k]);
     }
   }
   // acc[2u] = lanes 0..7 of accumulator u, acc[2u+1] = lanes 8..15.
@@ -82,21 +100,27 @@ __attribute__((target("avx512f,avx512dq,avx2,fma"))) inline float Reduce16Avx512
   return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
 }
 
-// Two query rows against one key per call (the key is loaded once).
-__attribute__((target("avx512f,avx512dq,avx2,fma"))) void Dot2Avx512(const float* k, const float* q0,
-                                                                    const float* q1, int64_t n, float* out0,
-                                                                    float* out1) {
-  __m512 a[4], b[4];
-  for (int u = 0; u < 4; ++u) a[u] = b[u] = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n; i += 64) {
-    for (int u = 0; u < 4; ++u) {
-      const __m512 kv = _mm512_loadu_ps(k + i + 16 * u);
-      a[u] = _mm512_fmadd_ps(kv, _mm512_loadu_ps(q0 + i + 16 * u), a[u]);
-      b[u] = _mm512_fmadd_ps(kv, _mm512_loadu_ps(q1 + i + 16 * u), b[u]);
+// NQ query rows against every key: each key is loaded once for all of them.
+// out[g * n_keys + j] as DotRowsF16Order.
+template <int NQ>
+RAGD_F16_AVX512 void DotKeysAvx512(const float* const* q, const uint16_t* const* keys, int64_t n_keys,
+                                   int64_t n, float* out) {
+  for (int64_t j = 0; j < n_keys; ++j) {
+    __m512 a[NQ][4];
+    for (int g = 0; g < NQ; ++g)
+      for (int u = 0; u < 4; ++u) a[g][u] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 64) {
+      for (int u = 0; u < 4; ++u) {
+        const __m512 kv = Load16(keys[j] + i + 16 * u);
+        for (int g = 0; g < NQ; ++g)
+          a[g][u] = _mm512_fmadd_ps(kv, _mm512_loadu_ps(q[g] + i + 16 * u), a[g][u]);
+      }
+    }
+    for (int g = 0; g < NQ; ++g) {
+      out[g * n_keys + j] =
+          Reduce16Avx512(_mm512_add_ps(_mm512_add_ps(a[g][0], a[g][2]), _mm512_add_ps(a[g][1], a[g][3])));
     }
   }
-  *out0 = Reduce16Avx512(_mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3])));
-  *out1 = Reduce16Avx512(_mm512_add_ps(_mm512_add_ps(b[0], b[2]), _mm512_add_ps(b[1], b[3])));
 }
 
 constexpr float kShift = 0x1.8p23f;
@@ -139,14 +163,26 @@ float ExpF16Order(float x) {
   return std::ldexp(j, static_cast<int>(n));
 }
 
-void DotRowsF16Order(const float* const* q, int nq, const float* const* keys, int64_t n_keys, int64_t n,
+void DotRowsF16Order(const float* const* q, int nq, const uint16_t* const* keys, int64_t n_keys, int64_t n,
                      float* out) {
   const bool simd = HasAvx2Fma();
   int g0 = 0;
   if (HasAvx512()) {
-    for (; g0 + 2 <= nq; g0 += 2) {
-      for (int64_t j = 0; j < n_keys; ++j) {
-        Dot2Avx512(keys[j], q[g0], q[g0 + 1], n, &out[g0 * n_keys + j], &out[(g0 + 1) * n_keys + j]);
+    for (; g0 < nq; g0 += 4) {
+      float* o = out + g0 * n_keys;
+      switch (std::min(4, nq - g0)) {
+        case 4:
+          DotKeysAvx512<4>(q + g0, keys, n_keys, n, o);
+          break;
+        case 3:
+          DotKeysAvx512<3>(q + g0, keys, n_keys, n, o);
+          break;
+        case 2:
+          DotKeysAvx512<2>(q + g0, keys, n_keys, n, o);
+          break;
+        default:
+          DotKeysAvx512<1>(q + g0, keys, n_keys, n, o);
+          break;
       }
     }
   }
@@ -197,9 +233,8 @@ namespace {
 // acc[L][d] (L = position % 64) over the keys, then Combine64 per d. Each
 // lane L accumulates its keys (positions L, L+64, ... in order) in registers,
 // 64 values of d at a time.
-__attribute__((target("avx2,fma"))) void WeightedSumAvx2(const float* w, const float* const* values, int64_t n_keys,
-                                                         int64_t first_pos, int64_t n, float* acc, bool* touched,
-                                                         float* out) {
+RAGD_F16_AVX2 void WeightedSumAvx2(const float* w, const uint16_t* const* values, int64_t n_keys,
+                                   int64_t first_pos, int64_t n, float* acc, bool* touched, float* out) {
   for (int L = 0; L < 64; ++L) {
     // First key of lane L: the smallest j >= 0 with (first_pos + j) % 64 == L.
     const int64_t j0 = ((L - first_pos) % 64 + 64) % 64;
@@ -213,10 +248,10 @@ __attribute__((target("avx2,fma"))) void WeightedSumAvx2(const float* w, const f
       const int blocks = static_cast<int>(n - d0 < 64 ? (n - d0) / 8 : 8);
       __m256 r[8];
       const __m256 w0 = _mm256_set1_ps(w[j0]);
-      for (int k = 0; k < blocks; ++k) r[k] = _mm256_mul_ps(_mm256_loadu_ps(values[j0] + d0 + 8 * k), w0);
+      for (int k = 0; k < blocks; ++k) r[k] = _mm256_mul_ps(Load8(values[j0] + d0 + 8 * k), w0);
       for (int64_t j = j0 + 64; j < n_keys; j += 64) {
         const __m256 wj = _mm256_set1_ps(w[j]);
-        for (int k = 0; k < blocks; ++k) r[k] = _mm256_fmadd_ps(_mm256_loadu_ps(values[j] + d0 + 8 * k), wj, r[k]);
+        for (int k = 0; k < blocks; ++k) r[k] = _mm256_fmadd_ps(Load8(values[j] + d0 + 8 * k), wj, r[k]);
       }
       for (int k = 0; k < blocks; ++k) _mm256_storeu_ps(a + d0 + 8 * k, r[k]);
     }
@@ -235,57 +270,97 @@ __attribute__((target("avx2,fma"))) void WeightedSumAvx2(const float* w, const f
   }
 }
 
-// WeightedSumAvx2 with 512-bit registers: for each lane l of the 16 and 64
-// values of d at a time, the four accumulators (positions = 16u + l mod 64)
-// are summed in registers and combined as (a0+a2)+(a1+a3) into x[l][d]
-// (an untouched accumulator is exactly zero); then the 16 lanes are summed.
-__attribute__((target("avx512f,avx512dq,avx2,fma"))) void WeightedSumAvx512(const float* w,
-                                                                            const float* const* values,
-                                                                            int64_t n_keys, int64_t first_pos,
-                                                                            int64_t n, float* x, float* out) {
+// The same sums with 512-bit registers and NQ query rows at once, so each
+// value row is loaded once for all of them. For each lane l of the 16 and
+// each accumulator u (positions 16u + l mod 64), 64 values of d at a time:
+// y[g][u][d]; then x[g][l][d] = (y0 + y2) + (y1 + y3) (an untouched
+// accumulator is exactly zero); then the 16 lanes of x are summed per row.
+// `scratch` holds NQ * 20 * n floats.
+template <int NQ>
+RAGD_F16_AVX512 void WeightedSumAvx512(const float* w, const uint16_t* const* values, int64_t n_keys,
+                                       int64_t first_pos, int64_t n, float* scratch, float* const* out) {
+  float* y = scratch;               // [NQ][4][n]
+  float* x = scratch + NQ * 4 * n;  // [NQ][16][n]
   for (int l = 0; l < 16; ++l) {
-    int64_t j0[4];
-    for (int u = 0; u < 4; ++u) j0[u] = ((16 * u + l - first_pos) % 64 + 64) % 64;
-    for (int64_t d0 = 0; d0 < n; d0 += 64) {
-      __m512 r[4][4];
-      for (int u = 0; u < 4; ++u) {
-        for (int k = 0; k < 4; ++k) r[u][k] = _mm512_setzero_ps();
-        if (j0[u] >= n_keys) continue;
-        const __m512 w0 = _mm512_set1_ps(w[j0[u]]);
-        for (int k = 0; k < 4; ++k) r[u][k] = _mm512_mul_ps(_mm512_loadu_ps(values[j0[u]] + d0 + 16 * k), w0);
-        for (int64_t j = j0[u] + 64; j < n_keys; j += 64) {
-          const __m512 wj = _mm512_set1_ps(w[j]);
-          for (int k = 0; k < 4; ++k) r[u][k] = _mm512_fmadd_ps(_mm512_loadu_ps(values[j] + d0 + 16 * k), wj, r[u][k]);
+    for (int u = 0; u < 4; ++u) {
+      const int64_t j0 = ((16 * u + l - first_pos) % 64 + 64) % 64;
+      for (int64_t d0 = 0; d0 < n; d0 += 64) {
+        __m512 r[NQ][4];
+        if (j0 >= n_keys) {
+          for (int g = 0; g < NQ; ++g)
+            for (int k = 0; k < 4; ++k) r[g][k] = _mm512_setzero_ps();
+        } else {
+          __m512 v[4];
+          for (int k = 0; k < 4; ++k) v[k] = Load16(values[j0] + d0 + 16 * k);
+          for (int g = 0; g < NQ; ++g) {
+            const __m512 w0 = _mm512_set1_ps(w[g * n_keys + j0]);
+            for (int k = 0; k < 4; ++k) r[g][k] = _mm512_mul_ps(v[k], w0);
+          }
+          for (int64_t j = j0 + 64; j < n_keys; j += 64) {
+            for (int k = 0; k < 4; ++k) v[k] = Load16(values[j] + d0 + 16 * k);
+            for (int g = 0; g < NQ; ++g) {
+              const __m512 wj = _mm512_set1_ps(w[g * n_keys + j]);
+              for (int k = 0; k < 4; ++k) r[g][k] = _mm512_fmadd_ps(v[k], wj, r[g][k]);
+            }
+          }
         }
+        for (int g = 0; g < NQ; ++g)
+          for (int k = 0; k < 4; ++k) _mm512_storeu_ps(y + (g * 4 + u) * n + d0 + 16 * k, r[g][k]);
       }
-      for (int k = 0; k < 4; ++k) {
-        _mm512_storeu_ps(x + l * n + d0 + 16 * k, _mm512_add_ps(_mm512_add_ps(r[0][k], r[2][k]),
-                                                                _mm512_add_ps(r[1][k], r[3][k])));
+    }
+    for (int g = 0; g < NQ; ++g) {
+      const float* yg = y + g * 4 * n;
+      for (int64_t d = 0; d < n; d += 16) {
+        const __m512 a02 = _mm512_add_ps(_mm512_loadu_ps(yg + d), _mm512_loadu_ps(yg + 2 * n + d));
+        const __m512 a13 = _mm512_add_ps(_mm512_loadu_ps(yg + n + d), _mm512_loadu_ps(yg + 3 * n + d));
+        _mm512_storeu_ps(x + (g * 16 + l) * n + d, _mm512_add_ps(a02, a13));
       }
     }
   }
-  for (int64_t d = 0; d < n; d += 16) {
-    __m512 t8[8], t4[4];
-    for (int i = 0; i < 8; ++i) t8[i] = _mm512_add_ps(_mm512_loadu_ps(x + (i + 8) * n + d), _mm512_loadu_ps(x + i * n + d));
-    for (int i = 0; i < 4; ++i) t4[i] = _mm512_add_ps(t8[i + 4], t8[i]);
-    _mm512_storeu_ps(out + d, _mm512_add_ps(_mm512_add_ps(t4[0], t4[2]), _mm512_add_ps(t4[1], t4[3])));
+  for (int g = 0; g < NQ; ++g) {
+    const float* xg = x + g * 16 * n;
+    for (int64_t d = 0; d < n; d += 16) {
+      __m512 t8[8], t4[4];
+      for (int i = 0; i < 8; ++i)
+        t8[i] = _mm512_add_ps(_mm512_loadu_ps(xg + (i + 8) * n + d), _mm512_loadu_ps(xg + i * n + d));
+      for (int i = 0; i < 4; ++i) t4[i] = _mm512_add_ps(t8[i + 4], t8[i]);
+      _mm512_storeu_ps(out[g] + d, _mm512_add_ps(_mm512_add_ps(t4[0], t4[2]), _mm512_add_ps(t4[1], t4[3])));
+    }
   }
 }
 
 }  // namespace
 
-void WeightedRowSumF16Order(const float* w, int nq, const float* const* values, int64_t n_keys,
+void WeightedRowSumF16Order(const float* w, int nq, const uint16_t* const* values, int64_t n_keys,
                             int64_t first_pos, int64_t n, float* const* out) {
   thread_local std::vector<float> acc;
-  acc.resize(static_cast<size_t>(64 * n));
   const bool simd = HasAvx2Fma() && n % 8 == 0;
+  int g0 = 0;
+  if (simd && HasAvx512() && n % 64 == 0) {
+    acc.resize(static_cast<size_t>(4 * 20 * n));
+    for (; g0 < nq; g0 += 4) {
+      const float* wg = w + g0 * n_keys;
+      switch (std::min(4, nq - g0)) {
+        case 4:
+          WeightedSumAvx512<4>(wg, values, n_keys, first_pos, n, acc.data(), out + g0);
+          break;
+        case 3:
+          WeightedSumAvx512<3>(wg, values, n_keys, first_pos, n, acc.data(), out + g0);
+          break;
+        case 2:
+          WeightedSumAvx512<2>(wg, values, n_keys, first_pos, n, acc.data(), out + g0);
+          break;
+        default:
+          WeightedSumAvx512<1>(wg, values, n_keys, first_pos, n, acc.data(), out + g0);
+          break;
+      }
+    }
+    return;
+  }
+  acc.resize(static_cast<size_t>(64 * n));
   for (int g = 0; g < nq; ++g) {
     bool touched[64] = {};
     const float* wg = w + g * n_keys;
-    if (simd && HasAvx512() && n % 64 == 0) {
-      WeightedSumAvx512(wg, values, n_keys, first_pos, n, acc.data(), out[g]);
-      continue;
-    }
     if (simd) {
       WeightedSumAvx2(wg, values, n_keys, first_pos, n, acc.data(), touched, out[g]);
       continue;
@@ -294,10 +369,10 @@ void WeightedRowSumF16Order(const float* w, int nq, const float* const* values, 
       const int L = static_cast<int>((first_pos + j) % 64);
       float* a = acc.data() + L * n;
       if (!touched[L]) {
-        for (int64_t d = 0; d < n; ++d) a[d] = values[j][d] * wg[j];
+        for (int64_t d = 0; d < n; ++d) a[d] = HalfToFloat(values[j][d]) * wg[j];
         touched[L] = true;
       } else {
-        for (int64_t d = 0; d < n; ++d) a[d] = std::fma(values[j][d], wg[j], a[d]);
+        for (int64_t d = 0; d < n; ++d) a[d] = std::fma(HalfToFloat(values[j][d]), wg[j], a[d]);
       }
     }
     for (int L = 0; L < 64; ++L) {

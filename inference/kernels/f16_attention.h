@@ -1,11 +1,13 @@
 // The attention arithmetic of llama.cpp's CPU backend with its default F16
 // KV cache and without flash attention, in the summation order of its
-// single-query (decode) step, for queries, keys and values already rounded to
-// half precision (kept as floats). With these, a query row's attention output
-// is bitwise what llama.cpp computes for it, whatever the number of query
-// rows in a step (each row's result depends only on that row and the keys
-// and values it sees). Thread-safe; the AVX2+FMA versions are picked at run
-// time, the scalar ones give identical results.
+// single-query (decode) step, for queries already rounded to half precision
+// (kept as floats) and keys and values stored as IEEE halves (the F16 KV
+// cache's rows). With these, a query row's attention output is bitwise what
+// llama.cpp computes for it, whatever the number of query rows in a step
+// (each row's result depends only on that row and the keys and values it
+// sees). Thread-safe; the AVX2+FMA+F16C and AVX-512 versions are picked at
+// run time, the scalar ones give identical results. Up to four query rows
+// share each load of a key or value row.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,7 @@ namespace ragd::inference {
 // as ggml_vec_dot_f16: four 16-lane accumulators over steps of 64 values
 // (lane l of accumulator u takes value 64s + 16u + l), combined as
 // (a0+a2)+(a1+a3), then the 16 lanes as ((l+8) then (l+4) then (0+2)+(1+3)).
-void DotRowsF16Order(const float* const* q, int nq, const float* const* keys, int64_t n_keys, int64_t n,
+void DotRowsF16Order(const float* const* q, int nq, const uint16_t* const* keys, int64_t n_keys, int64_t n,
                      float* out);
 
 // Softmax in place over the scores of n visible keys at consecutive positions
@@ -31,7 +33,7 @@ void SoftmaxF16Order(float* s, int64_t n, int64_t first_pos);
 // keys at positions first_pos+j, summed over positions as ggml_vec_dot_f16
 // (position p goes to lane p % 16 of accumulator (p % 64) / 16). out is
 // overwritten.
-void WeightedRowSumF16Order(const float* w, int nq, const float* const* values, int64_t n_keys,
+void WeightedRowSumF16Order(const float* w, int nq, const uint16_t* const* values, int64_t n_keys,
                             int64_t first_pos, int64_t n, float* const* out);
 
 // llama.cpp's AVX-512 exp for x <= 0 (the softmax argument): exact same

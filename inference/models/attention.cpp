@@ -10,83 +10,214 @@
 namespace ragd::inference {
 namespace {
 
-// Query heads per work item: two share each key load (DotRowsF16Order and
-// DotRows take them in pairs).
-constexpr int kHeadsPerItem = 2;
+// Query heads per work item: up to four share each load of a key and value
+// row (the kernels take them four at a time). For Gemma 3 270M that is a
+// whole kv group: each row of the cache is read once per query token.
+constexpr int kHeadsPerItem = 4;
+
+// When there are fewer items than this many per thread (a lone decode row has
+// one per kv head), each item is cut in pieces so that every thread has a
+// share: the scores by runs of keys, the weighted sums by runs of the value
+// dimension.
+constexpr int64_t kItemsPerThread = 2;
+constexpr int64_t kKeysPerPiece = 128;
+constexpr int64_t kDimsPerPiece = 64;
+
+// One work item: a query token of one sequence, one kv head, and up to
+// kHeadsPerItem of the query heads that share it.
+struct Item {
+  const AttentionSeq* seq = nullptr;
+  int64_t i = 0;       // token within the sequence's step
+  int64_t kv_off = 0;  // offset of its kv head within a K or V row
+  int64_t lo = 0;      // first visible position
+  int64_t n_keys = 0;  // visible positions lo .. lo + n_keys - 1
+  int nq = 0;
+  const float* q[kHeadsPerItem] = {};
+  float* out[kHeadsPerItem] = {};
+};
+
+class Items {
+ public:
+  Items(const ModelConfig& config, int64_t window, std::span<const AttentionSeq> seqs)
+      : config_(config), window_(window), seqs_(seqs) {
+    group_ = config.n_head / config.n_head_kv;
+    chunks_ = (group_ + kHeadsPerItem - 1) / kHeadsPerItem;
+    per_token_ = config.n_head_kv * chunks_;
+    first_.assign(seqs.size() + 1, 0);
+    for (size_t s = 0; s < seqs.size(); ++s) first_[s + 1] = first_[s] + seqs[s].n * per_token_;
+  }
+  int64_t size() const { return first_.back(); }
+
+  Item Get(int64_t item) const {
+    const size_t s = std::upper_bound(first_.begin(), first_.end(), item) - first_.begin() - 1;
+    const AttentionSeq& seq = seqs_[s];
+    const int64_t hd = config_.head_dim, q_width = config_.n_head * hd;
+    const int64_t local = item - first_[s];
+    const int64_t kvh = local % per_token_ / chunks_;
+    const int64_t g0 = local % chunks_ * kHeadsPerItem;
+    Item it;
+    it.seq = &seq;
+    it.i = local / per_token_;
+    it.kv_off = kvh * hd;
+    const int64_t pos = seq.p0 + it.i;
+    it.lo = window_ > 0 ? std::max<int64_t>(0, pos - window_ + 1) : 0;
+    it.n_keys = pos - it.lo + 1;
+    it.nq = static_cast<int>(std::min<int64_t>(kHeadsPerItem, group_ - g0));
+    for (int g = 0; g < it.nq; ++g) {
+      const int64_t h = kvh * group_ + g0 + g;
+      it.q[g] = seq.q + it.i * q_width + h * hd;
+      it.out[g] = seq.out + it.i * q_width + h * hd;
+    }
+    return it;
+  }
+
+ private:
+  const ModelConfig& config_;
+  int64_t window_;
+  std::span<const AttentionSeq> seqs_;
+  int64_t group_ = 0, chunks_ = 0, per_token_ = 0;
+  std::vector<int64_t> first_;  // first item of each sequence
+};
+
+// Pointers to the K (or V) rows of positions it.lo + j0 .. it.lo + j1 - 1,
+// `offset` values into the item's kv head: from the cache before the step's
+// first position, from the step's own rows after it.
+template <typename T>
+void GatherRows(const Item& it, bool keys, int layer, int64_t kv_width, int64_t j0, int64_t j1,
+                int64_t offset, std::vector<const T*>* rows) {
+  const AttentionSeq& seq = *it.seq;
+  rows->resize(j1 - j0);
+  for (int64_t j = j0; j < j1; ++j) {
+    const int64_t p = it.lo + j;
+    const T* row;
+    if constexpr (sizeof(T) == sizeof(uint16_t)) {
+      row = p < seq.p0 ? (keys ? seq.cache->k16(layer, p) : seq.cache->v16(layer, p))
+                       : (keys ? seq.k16 : seq.v16) + (p - seq.p0) * kv_width;
+    } else {
+      row = p < seq.p0 ? (keys ? seq.cache->k(layer, p) : seq.cache->v(layer, p))
+                       : (keys ? seq.k : seq.v) + (p - seq.p0) * kv_width;
+    }
+    (*rows)[j - j0] = row + it.kv_off + offset;
+  }
+}
+
+// llama.cpp's softmax of each query row's scores, rounded to half.
+void SoftmaxRows(const Item& it, float* scores) {
+  for (int g = 0; g < it.nq; ++g) {
+    SoftmaxF16Order(scores + g * it.n_keys, it.n_keys, it.lo);
+    RoundToHalf(scores + g * it.n_keys, it.n_keys);
+  }
+}
+
+// An item whole, on one thread.
+void AttendItem(const ModelConfig& config, int layer, const Item& it, bool llama_order) {
+  const int64_t hd = config.head_dim, kv_width = config.n_head_kv * hd;
+  const bool half = config.f16_attention;
+  thread_local std::vector<float> scores, unpacked;
+  thread_local std::vector<const float*> keys, values;
+  thread_local std::vector<const uint16_t*> keys16, values16;
+  scores.resize(it.nq * it.n_keys);
+  if (half) {
+    GatherRows(it, true, layer, kv_width, 0, it.n_keys, 0, &keys16);
+    GatherRows(it, false, layer, kv_width, 0, it.n_keys, 0, &values16);
+  } else {
+    GatherRows(it, true, layer, kv_width, 0, it.n_keys, 0, &keys);
+    GatherRows(it, false, layer, kv_width, 0, it.n_keys, 0, &values);
+  }
+  if (llama_order) {
+    // llama.cpp's arithmetic with its F16 cache, summed in the order of its
+    // one-query step for every row (row results do not depend on the number
+    // of rows).
+    DotRowsF16Order(it.q, it.nq, keys16.data(), it.n_keys, hd, scores.data());
+    SoftmaxRows(it, scores.data());
+    WeightedRowSumF16Order(scores.data(), it.nq, values16.data(), it.n_keys, it.lo, hd, it.out);
+    return;
+  }
+  if (half) {
+    // Head widths the llama.cpp-order kernels do not take: the rows as floats
+    // for the plain ones.
+    unpacked.resize(2 * it.n_keys * hd);
+    keys.resize(it.n_keys);
+    values.resize(it.n_keys);
+    for (int64_t j = 0; j < it.n_keys; ++j) {
+      float* kf = unpacked.data() + j * hd;
+      float* vf = unpacked.data() + (it.n_keys + j) * hd;
+      HalfToFloatRow(keys16[j], hd, kf);
+      HalfToFloatRow(values16[j], hd, vf);
+      keys[j] = kf;
+      values[j] = vf;
+    }
+  }
+  DotRows(it.q, it.nq, keys.data(), it.n_keys, hd, scores.data());
+  for (int g = 0; g < it.nq; ++g) {
+    Softmax(scores.data() + g * it.n_keys, it.n_keys);
+    if (half) RoundToHalf(scores.data() + g * it.n_keys, it.n_keys);
+  }
+  WeightedRowSum(scores.data(), it.nq, values.data(), it.n_keys, hd, it.out);
+}
+
+// Few items, llama.cpp order: the scores of runs of kKeysPerPiece keys on
+// the pool, then per run of kDimsPerPiece output values the softmax (each
+// piece of an item computes the same one) and the weighted sum. Every value
+// is summed exactly as AttendItem sums it.
+void AttendInPieces(const ModelConfig& config, int layer, const Items& items, ThreadPool* pool) {
+  const int64_t hd = config.head_dim, kv_width = config.n_head_kv * hd;
+  std::vector<Item> all(items.size());
+  std::vector<int64_t> score_at(all.size() + 1, 0), key_piece(all.size() + 1, 0);
+  for (size_t k = 0; k < all.size(); ++k) {
+    all[k] = items.Get(static_cast<int64_t>(k));
+    score_at[k + 1] = score_at[k] + all[k].nq * all[k].n_keys;
+    key_piece[k + 1] = key_piece[k] + (all[k].n_keys + kKeysPerPiece - 1) / kKeysPerPiece;
+  }
+  std::vector<float> scores(score_at.back());
+  pool->RunDynamic(key_piece.back(), 1, [&](int64_t begin, int64_t end, int) {
+    thread_local std::vector<const uint16_t*> keys;
+    thread_local std::vector<float> part;
+    for (int64_t piece = begin; piece < end; ++piece) {
+      const size_t k = std::upper_bound(key_piece.begin(), key_piece.end(), piece) - key_piece.begin() - 1;
+      const Item& it = all[k];
+      const int64_t j0 = (piece - key_piece[k]) * kKeysPerPiece, j1 = std::min(it.n_keys, j0 + kKeysPerPiece);
+      GatherRows(it, true, layer, kv_width, j0, j1, 0, &keys);
+      part.resize(it.nq * (j1 - j0));
+      DotRowsF16Order(it.q, it.nq, keys.data(), j1 - j0, hd, part.data());
+      for (int g = 0; g < it.nq; ++g) {
+        std::memcpy(scores.data() + score_at[k] + g * it.n_keys + j0, part.data() + g * (j1 - j0),
+                    (j1 - j0) * sizeof(float));
+      }
+    }
+  });
+  const int64_t dim_pieces = hd / kDimsPerPiece;
+  pool->RunDynamic(static_cast<int64_t>(all.size()) * dim_pieces, 1, [&](int64_t begin, int64_t end, int) {
+    thread_local std::vector<const uint16_t*> values;
+    thread_local std::vector<float> w;
+    for (int64_t piece = begin; piece < end; ++piece) {
+      const Item& it = all[piece / dim_pieces];
+      const int64_t d0 = piece % dim_pieces * kDimsPerPiece;
+      w.assign(scores.begin() + score_at[piece / dim_pieces],
+               scores.begin() + score_at[piece / dim_pieces + 1]);
+      SoftmaxRows(it, w.data());
+      GatherRows(it, false, layer, kv_width, 0, it.n_keys, d0, &values);
+      float* out[kHeadsPerItem];
+      for (int g = 0; g < it.nq; ++g) out[g] = it.out[g] + d0;
+      WeightedRowSumF16Order(w.data(), it.nq, values.data(), it.n_keys, it.lo, kDimsPerPiece, out);
+    }
+  });
+}
 
 }  // namespace
 
 void Attend(const ModelConfig& config, int layer, int64_t window, std::span<const AttentionSeq> seqs,
             ThreadPool* pool) {
-  const int64_t hd = config.head_dim;
-  const int64_t group = config.n_head / config.n_head_kv;
-  const int64_t kv_width = config.n_head_kv * hd;
-  const int64_t q_width = config.n_head * hd;
-  const bool llama_order = config.f16_attention && hd % 64 == 0;
-
-  // Work items are (sequence, token, kv head, pair of query heads), numbered
-  // through `first`: the query heads of one item share its key loads, and a
-  // single decode row still gives every thread a share.
-  const int64_t n_kv = config.n_head_kv;
-  const int64_t chunks = (group + kHeadsPerItem - 1) / kHeadsPerItem;
-  const int64_t per_token = n_kv * chunks;
-  std::vector<int64_t> first(seqs.size() + 1, 0);
-  for (size_t s = 0; s < seqs.size(); ++s) first[s + 1] = first[s] + seqs[s].n * per_token;
-
+  const bool llama_order = config.f16_attention && config.head_dim % 64 == 0;
+  const Items items(config, window, seqs);
+  const int64_t total = items.size();
+  if (pool != nullptr && pool->size() > 1 && llama_order && total < kItemsPerThread * pool->size()) {
+    AttendInPieces(config, layer, items, pool);
+    return;
+  }
   auto work = [&](int64_t begin, int64_t end, int /*thread*/) {
-    thread_local std::vector<float> scores;
-    thread_local std::vector<const float*> keys, values;
-    size_t s = std::upper_bound(first.begin(), first.end(), begin) - first.begin() - 1;
-    for (int64_t item = begin; item < end; ++item) {
-      while (item >= first[s + 1]) ++s;
-      const AttentionSeq& seq = seqs[s];
-      const int64_t local = item - first[s];
-      const int64_t i = local / per_token;
-      const int64_t kvh = local % per_token / chunks;
-      const int64_t g0 = local % chunks * kHeadsPerItem;
-      const int64_t pos = seq.p0 + i;
-      const int64_t lo = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
-      const int64_t n_keys = pos - lo + 1;
-      const int64_t kv_off = kvh * hd;
-      if (static_cast<int64_t>(keys.size()) < n_keys) {
-        keys.resize(n_keys);
-        values.resize(n_keys);
-      }
-      for (int64_t j = 0; j < n_keys; ++j) {
-        const int64_t p = lo + j;
-        keys[j] = p < seq.p0 ? seq.cache->k(layer, p) + kv_off : seq.k + (p - seq.p0) * kv_width + kv_off;
-        values[j] = p < seq.p0 ? seq.cache->v(layer, p) + kv_off : seq.v + (p - seq.p0) * kv_width + kv_off;
-      }
-      const int nq = static_cast<int>(std::min<int64_t>(kHeadsPerItem, group - g0));
-      const float* q[kHeadsPerItem];
-      float* out[kHeadsPerItem];
-      for (int g = 0; g < nq; ++g) {
-        const int64_t h = kvh * group + g0 + g;
-        q[g] = seq.q + i * q_width + h * hd;
-        out[g] = seq.out + i * q_width + h * hd;
-      }
-      if (static_cast<int64_t>(scores.size()) < nq * n_keys) scores.resize(nq * n_keys);
-      if (llama_order) {
-        // llama.cpp's arithmetic with its F16 cache, summed in the order of
-        // its one-query step for every row (row results do not depend on
-        // the number of rows).
-        DotRowsF16Order(q, nq, keys.data(), n_keys, hd, scores.data());
-        for (int g = 0; g < nq; ++g) {
-          SoftmaxF16Order(scores.data() + g * n_keys, n_keys, lo);
-          RoundToHalf(scores.data() + g * n_keys, n_keys);
-        }
-        WeightedRowSumF16Order(scores.data(), nq, values.data(), n_keys, lo, hd, out);
-        continue;
-      }
-      DotRows(q, nq, keys.data(), n_keys, hd, scores.data());
-      for (int g = 0; g < nq; ++g) {
-        Softmax(scores.data() + g * n_keys, n_keys);
-        if (config.f16_attention) RoundToHalf(scores.data() + g * n_keys, n_keys);
-      }
-      WeightedRowSum(scores.data(), nq, values.data(), n_keys, hd, out);
-    }
+    for (int64_t item = begin; item < end; ++item) AttendItem(config, layer, items.Get(item), llama_order);
   };
-  const int64_t total = first.back();
   if (pool != nullptr && total > 1) {
     // Later tokens see more keys: hand out small pieces to balance threads
     // (single items when there are few, e.g. a decode step of two sequences).
@@ -100,8 +231,13 @@ void StoreKv(const ModelConfig& config, int layer, const AttentionSeq& seq, KvCa
   const int64_t kv_width = config.n_head_kv * config.head_dim;
   const int64_t keep = std::min(seq.n, cache->slots(layer));
   for (int64_t i = seq.n - keep; i < seq.n; ++i) {
-    std::memcpy(cache->k(layer, seq.p0 + i), seq.k + i * kv_width, kv_width * sizeof(float));
-    std::memcpy(cache->v(layer, seq.p0 + i), seq.v + i * kv_width, kv_width * sizeof(float));
+    if (cache->half()) {
+      std::memcpy(cache->k16(layer, seq.p0 + i), seq.k16 + i * kv_width, kv_width * sizeof(uint16_t));
+      std::memcpy(cache->v16(layer, seq.p0 + i), seq.v16 + i * kv_width, kv_width * sizeof(uint16_t));
+    } else {
+      std::memcpy(cache->k(layer, seq.p0 + i), seq.k + i * kv_width, kv_width * sizeof(float));
+      std::memcpy(cache->v(layer, seq.p0 + i), seq.v + i * kv_width, kv_width * sizeof(float));
+    }
   }
 }
 

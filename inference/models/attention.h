@@ -20,9 +20,13 @@ struct AttentionSeq {
   int64_t p0 = 0;
   int64_t n = 0;
   const float* q = nullptr;  // n rows of n_head * head_dim
-  const float* k = nullptr;  // n rows of n_head_kv * head_dim
-  const float* v = nullptr;  // n rows of n_head_kv * head_dim
-  float* out = nullptr;      // n rows of n_head * head_dim
+  // This step's keys and values, n rows of n_head_kv * head_dim each, in the
+  // cache's kind (KvCache): floats in k/v, or halves in k16/v16.
+  const float* k = nullptr;
+  const float* v = nullptr;
+  const uint16_t* k16 = nullptr;
+  const uint16_t* v16 = nullptr;
+  float* out = nullptr;  // n rows of n_head * head_dim
 };
 
 // `window` > 0: a query at position p sees keys p-window+1 .. p only.

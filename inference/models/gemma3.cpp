@@ -41,12 +41,17 @@ struct LayerWeights {
 // Activations of one step, sized for its total number of new tokens.
 struct Scratch {
   std::vector<float> x, h, q, k, v, attn, o, gate, up, out_rows, logits;
+  std::vector<uint16_t> k16, v16;  // k and v as halves, for half caches
   void Resize(const ModelConfig& c, int64_t m) {
     x.resize(m * c.n_embd);
     h.resize(m * c.n_embd);
     q.resize(m * c.n_head * c.head_dim);
     k.resize(m * c.n_head_kv * c.head_dim);
     v.resize(m * c.n_head_kv * c.head_dim);
+    if (c.f16_attention) {
+      k16.resize(k.size());
+      v16.resize(v.size());
+    }
     attn.resize(m * c.n_head * c.head_dim);
     o.resize(m * c.n_embd);
     gate.resize(m * c.n_ff);
@@ -286,10 +291,10 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
           RmsNorm(k + h * hd, lw.k_norm, hd, c.rms_eps, k + h * hd);
           RopeNeox(k + h * hd, hd, p0 + i, rope_base);
         }
-        if (c.f16_attention) {
+        if (c.f16_attention) {  // the cache keeps k and v as halves
           RoundToHalf(q, q_width);
-          RoundToHalf(k, kv_width);
-          RoundToHalf(s_.v.data() + (row + i) * kv_width, kv_width);
+          FloatToHalfRow(k, kv_width, s_.k16.data() + (row + i) * kv_width);
+          FloatToHalfRow(s_.v.data() + (row + i) * kv_width, kv_width, s_.v16.data() + (row + i) * kv_width);
         }
       }
     });
@@ -298,8 +303,13 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
     a.p0 = p0;
     a.n = n;
     a.q = s_.q.data() + row * q_width;
-    a.k = s_.k.data() + row * kv_width;
-    a.v = s_.v.data() + row * kv_width;
+    if (c.f16_attention) {
+      a.k16 = s_.k16.data() + row * kv_width;
+      a.v16 = s_.v16.data() + row * kv_width;
+    } else {
+      a.k = s_.k.data() + row * kv_width;
+      a.v = s_.v.data() + row * kv_width;
+    }
     a.out = s_.attn.data() + row * q_width;
     row += n;
   }

@@ -61,19 +61,29 @@ struct ModelOptions {
 // a ring (position p lives in slot p % slots). The spare slots let a step
 // write a few positions past the window and Rewind() them (speculative drafts)
 // without overwriting keys the window still needs. Memory is allocated up front.
+//
+// Rows are IEEE halves when the model's attention rounds keys and values to
+// half precision anyway (config.f16_attention, as llama.cpp's default F16
+// cache): lossless, and half the memory and the memory traffic of floats.
+// Otherwise they are floats. k()/v() give float rows, k16()/v16() half rows;
+// only the accessors of the cache's own kind may be called.
 class KvCache {
  public:
   KvCache(const ModelConfig& config, int64_t capacity, int64_t spare = 0);
   // Bytes a cache of these dimensions holds (what the constructor allocates).
   static size_t BytesFor(const ModelConfig& config, int64_t capacity, int64_t spare = 0);
+  // Bytes of one K or V row (all kv heads) in a cache for `config`.
+  static size_t RowBytes(const ModelConfig& config);
 
   int64_t n_past() const { return n_past_; }      // positions already stored
   int64_t capacity() const { return capacity_; }  // most positions it can hold
-  int64_t row_width() const { return row_width_; }  // floats per K or V row (all kv heads)
+  int64_t row_width() const { return row_width_; }  // values per K or V row (all kv heads)
+  bool half() const { return half_; }               // rows of halves, not floats
+  size_t row_bytes() const { return row_width_ * (half_ ? sizeof(uint16_t) : sizeof(float)); }
   int n_layer() const { return static_cast<int>(layers_.size()); }
   size_t bytes() const;                           // memory held
 
-  // Slots of one layer: K or V rows of n_head_kv * head_dim floats.
+  // Slots of one layer: K or V rows of n_head_kv * head_dim values.
   int64_t slots(int layer) const { return layers_[layer].slots; }
   // Whether `layer` still holds position `pos` (< n_past(), not overwritten
   // in the ring by a later one, rewound or not).
@@ -82,6 +92,23 @@ class KvCache {
   float* v(int layer, int64_t pos) { return Row(layers_[layer].v, layer, pos); }
   const float* k(int layer, int64_t pos) const { return const_cast<KvCache*>(this)->k(layer, pos); }
   const float* v(int layer, int64_t pos) const { return const_cast<KvCache*>(this)->v(layer, pos); }
+  uint16_t* k16(int layer, int64_t pos) { return Row(layers_[layer].k16, layer, pos); }
+  uint16_t* v16(int layer, int64_t pos) { return Row(layers_[layer].v16, layer, pos); }
+  const uint16_t* k16(int layer, int64_t pos) const { return const_cast<KvCache*>(this)->k16(layer, pos); }
+  const uint16_t* v16(int layer, int64_t pos) const { return const_cast<KvCache*>(this)->v16(layer, pos); }
+  // A row of either kind as row_bytes() bytes (for copying rows).
+  void* k_bytes(int layer, int64_t pos) {
+    return half_ ? static_cast<void*>(k16(layer, pos)) : k(layer, pos);
+  }
+  void* v_bytes(int layer, int64_t pos) {
+    return half_ ? static_cast<void*>(v16(layer, pos)) : v(layer, pos);
+  }
+  const void* k_bytes(int layer, int64_t pos) const {
+    return const_cast<KvCache*>(this)->k_bytes(layer, pos);
+  }
+  const void* v_bytes(int layer, int64_t pos) const {
+    return const_cast<KvCache*>(this)->v_bytes(layer, pos);
+  }
 
   void Advance(int64_t n) {
     n_past_ += n;
@@ -96,14 +123,17 @@ class KvCache {
  private:
   struct Layer {
     int64_t slots = 0;
-    std::vector<float> k, v;
+    std::vector<float> k, v;         // float caches
+    std::vector<uint16_t> k16, v16;  // half caches
   };
   static int64_t SlotsFor(const ModelConfig& config, int layer, int64_t capacity, int64_t spare);
-  float* Row(std::vector<float>& buf, int layer, int64_t pos) {
+  template <typename T>
+  T* Row(std::vector<T>& buf, int layer, int64_t pos) {
     return buf.data() + (pos % layers_[layer].slots) * row_width_;
   }
   int64_t capacity_ = 0;
   int64_t row_width_ = 0;
+  bool half_ = false;
   int64_t n_past_ = 0;
   int64_t written_ = 0;  // furthest position ever stored, plus one
   std::vector<Layer> layers_;

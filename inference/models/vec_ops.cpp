@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "inference/kernels/quant_blocks.h"
+
 namespace ragd::inference {
 namespace {
 
@@ -86,6 +88,22 @@ void RoundToHalf(float* x, int64_t n) {
     vec_internal::RoundToHalfF16c(x, n);
   } else {
     for (int64_t i = 0; i < n; ++i) x[i] = RoundToHalfScalar(x[i]);
+  }
+}
+
+void FloatToHalfRow(const float* x, int64_t n, uint16_t* out) {
+  if (HasF16c()) {
+    vec_internal::FloatToHalfRowF16c(x, n, out);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = kernels::FloatToHalf(x[i]);
+  }
+}
+
+void HalfToFloatRow(const uint16_t* x, int64_t n, float* out) {
+  if (HasF16c()) {
+    vec_internal::HalfToFloatRowF16c(x, n, out);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = kernels::HalfToFloat(x[i]);
   }
 }
 

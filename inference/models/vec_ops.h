@@ -21,11 +21,16 @@ void WeightedRowSum(const float* w, int nq, const float* const* rows, int64_t n_
                     float* const* out);
 // Rounds each value to the nearest IEEE half (ties to even), kept as float.
 void RoundToHalf(float* x, int64_t n);
+// The same rounding, stored as halves; and halves back to floats (exact).
+void FloatToHalfRow(const float* x, int64_t n, uint16_t* out);
+void HalfToFloatRow(const uint16_t* x, int64_t n, float* out);
 
 namespace vec_internal {
 float DotAvx2(const float* a, const float* b, int64_t n);
 void AxpyAvx2(float alpha, const float* x, float* y, int64_t n);
 void RoundToHalfF16c(float* x, int64_t n);
+void FloatToHalfRowF16c(const float* x, int64_t n, uint16_t* out);
+void HalfToFloatRowF16c(const uint16_t* x, int64_t n, float* out);
 void DotRowsAvx2(const float* const* q, int nq, const float* const* rows, int64_t n_rows, int64_t n,
                  float* out);
 void WeightedRowSumAvx2(const float* w, int nq, const float* const* rows, int64_t n_rows, int64_t n,

@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "inference/kernels/quant_blocks.h"
+
 namespace ragd::inference {
 namespace {
 
@@ -36,20 +38,35 @@ std::vector<float> Random(size_t n, std::mt19937& rng, float scale) {
   return v;
 }
 
+// Random values as IEEE halves (the rows of an F16 KV cache).
+std::vector<uint16_t> RandomHalves(size_t n, std::mt19937& rng, float scale) {
+  std::vector<uint16_t> h;
+  for (float x : Random(n, rng, scale)) h.push_back(kernels::FloatToHalf(x));
+  return h;
+}
+
+// 1 to 5 query rows: the kernels take them four at a time.
 TEST(F16Attention, DotRowsMatchesTheScalarOrder) {
   std::mt19937 rng(1);
   const int64_t n = 256, n_keys = 37;
-  const auto qv = Random(3 * n, rng, 1.0f), kv = Random(n_keys * n, rng, 1.0f);
-  const float* q[3] = {qv.data(), qv.data() + n, qv.data() + 2 * n};
-  std::vector<const float*> keys(n_keys);
-  for (int64_t j = 0; j < n_keys; ++j) keys[j] = kv.data() + j * n;
-  std::vector<float> got(3 * n_keys);
-  DotRowsF16Order(q, 3, keys.data(), n_keys, n, got.data());
-  for (int g = 0; g < 3; ++g) {
-    for (int64_t j = 0; j < n_keys; ++j) {
-      float acc[4][16] = {};
-      for (int64_t i = 0; i < n; ++i) acc[(i % 64) / 16][i % 16] = std::fma(keys[j][i], q[g][i], acc[(i % 64) / 16][i % 16]);
-      EXPECT_EQ(got[g * n_keys + j], Combine(acc)) << "g " << g << " key " << j;
+  for (int nq = 1; nq <= 5; ++nq) {
+    const auto qv = Random(nq * n, rng, 1.0f);
+    const auto kv = RandomHalves(n_keys * n, rng, 1.0f);
+    std::vector<const float*> q(nq);
+    for (int g = 0; g < nq; ++g) q[g] = qv.data() + g * n;
+    std::vector<const uint16_t*> keys(n_keys);
+    for (int64_t j = 0; j < n_keys; ++j) keys[j] = kv.data() + j * n;
+    std::vector<float> got(nq * n_keys);
+    DotRowsF16Order(q.data(), nq, keys.data(), n_keys, n, got.data());
+    for (int g = 0; g < nq; ++g) {
+      for (int64_t j = 0; j < n_keys; ++j) {
+        float acc[4][16] = {};
+        for (int64_t i = 0; i < n; ++i) {
+          float& a = acc[(i % 64) / 16][i % 16];
+          a = std::fma(kernels::HalfToFloat(keys[j][i]), q[g][i], a);
+        }
+        EXPECT_EQ(got[g * n_keys + j], Combine(acc)) << "nq " << nq << " g " << g << " key " << j;
+      }
     }
   }
 }
@@ -96,20 +113,25 @@ TEST(F16Attention, WeightedRowSumMatchesTheScalarOrder) {
   std::mt19937 rng(3);
   const int64_t n = 256;
   for (const auto& [n_keys, first] : {std::pair<int64_t, int64_t>{5, 0}, {40, 3}, {200, 61}}) {
-    const auto w = Random(2 * n_keys, rng, 0.1f), vv = Random(n_keys * n, rng, 1.0f);
-    std::vector<const float*> values(n_keys);
-    for (int64_t j = 0; j < n_keys; ++j) values[j] = vv.data() + j * n;
-    std::vector<float> o0(n), o1(n);
-    float* out[2] = {o0.data(), o1.data()};
-    WeightedRowSumF16Order(w.data(), 2, values.data(), n_keys, first, n, out);
-    for (int g = 0; g < 2; ++g) {
-      for (int64_t d = 0; d < n; ++d) {
-        float acc[4][16] = {};
-        for (int64_t j = 0; j < n_keys; ++j) {
-          const int64_t s = first + j;
-          acc[(s % 64) / 16][s % 16] = std::fma(values[j][d], w[g * n_keys + j], acc[(s % 64) / 16][s % 16]);
+    for (int nq = 1; nq <= 5; ++nq) {
+      const auto w = Random(nq * n_keys, rng, 0.1f);
+      const auto vv = RandomHalves(n_keys * n, rng, 1.0f);
+      std::vector<const uint16_t*> values(n_keys);
+      for (int64_t j = 0; j < n_keys; ++j) values[j] = vv.data() + j * n;
+      std::vector<std::vector<float>> o(nq, std::vector<float>(n));
+      std::vector<float*> out(nq);
+      for (int g = 0; g < nq; ++g) out[g] = o[g].data();
+      WeightedRowSumF16Order(w.data(), nq, values.data(), n_keys, first, n, out.data());
+      for (int g = 0; g < nq; ++g) {
+        for (int64_t d = 0; d < n; ++d) {
+          float acc[4][16] = {};
+          for (int64_t j = 0; j < n_keys; ++j) {
+            const int64_t s = first + j;
+            float& a = acc[(s % 64) / 16][s % 16];
+            a = std::fma(kernels::HalfToFloat(values[j][d]), w[g * n_keys + j], a);
+          }
+          EXPECT_EQ(out[g][d], Combine(acc)) << "keys " << n_keys << " nq " << nq << " g " << g << " d " << d;
         }
-        EXPECT_EQ(out[g][d], Combine(acc)) << "keys " << n_keys << " g " << g << " d " << d;
       }
     }
   }

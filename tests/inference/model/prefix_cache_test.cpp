@@ -119,7 +119,7 @@ TEST(PrefixCache, MatchesOnlyBehindTheSamePrefix) {
 
 TEST(PrefixCache, KeepsWithinItsBudgetDroppingTheLeastRecentlyUsed) {
   const ModelConfig& c = Shared().model->config();
-  const size_t block = static_cast<size_t>(c.n_layer) * 2 * 4 * c.n_head_kv * c.head_dim * sizeof(float);
+  const size_t block = static_cast<size_t>(c.n_layer) * 2 * 4 * KvCache::RowBytes(c);
   PrefixCache pc(c, {.block_tokens = 4, .max_bytes = 5 * block});
   const auto first = Tokens(12, 3), second = Tokens(12, 4);
   auto c1 = Shared().model->NewCache(32), c2 = Shared().model->NewCache(32);
