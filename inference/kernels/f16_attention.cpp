@@ -56,10 +56,8 @@ float DotScalar(const uint16_t* a, const float* b, int64_t n) {
 RAGD_F16_AVX2 inline __m256 Load8(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
-// (The zero-masked form: GCC 12 warns that _mm512_cvtph_ps's undefined
-// pass-through may be used uninitialized.)
 RAGD_F16_AVX512 inline __m512 Load16(const uint16_t* p) {
-  return _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
 __attribute__((target("avx2,fma"))) inline float Reduce16Avx2(__m256 lo, __m256 hi) {
@@ -100,11 +98,38 @@ __attribute__((target("avx512f,avx512dq,avx2,fma"))) inline float Reduce16Avx512
   return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
 }
 
+// Reduce16Avx512 of 16 vectors at once, key k = x[k]: the same lanes added
+// in the same pairs (so the same 16 sums), as a transposed tree: each level
+// adds two half-vectors of two keys in one instruction. Lane m of the
+// result is key m's sum.
+RAGD_F16_AVX512 inline __m512 Reduce16x16(const float (*x)[16]) {
+  __m512 y[8], z[4], w[2];
+  for (int k = 0; k < 8; ++k) {  // lanes 0-7: t8 of key 2k, 8-15: t8 of key 2k+1
+    const __m512 a = _mm512_load_ps(x[2 * k]), b = _mm512_load_ps(x[2 * k + 1]);
+    y[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+  }
+  for (int k = 0; k < 4; ++k) {  // 128-bit block j: t4 of key 4k + j
+    z[k] = _mm512_add_ps(_mm512_shuffle_f32x4(y[2 * k], y[2 * k + 1], 0x88),
+                         _mm512_shuffle_f32x4(y[2 * k], y[2 * k + 1], 0xDD));
+  }
+  for (int k = 0; k < 2; ++k) {  // block j: t2 of keys 8k + j, then 8k + 4 + j
+    w[k] = _mm512_add_ps(_mm512_shuffle_ps(z[2 * k], z[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(z[2 * k], z[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  // Block j: the sums of keys j, 4 + j, 8 + j, 12 + j; then in key order.
+  const __m512 r = _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_ps(order, r);
+}
+
 // NQ query rows against every key: each key is loaded once for all of them.
-// out[g * n_keys + j] as DotRowsF16Order.
+// out[g * n_keys + j] as DotRowsF16Order. The combined accumulators of 16
+// keys are kept and reduced together.
 template <int NQ>
 RAGD_F16_AVX512 void DotKeysAvx512(const float* const* q, const uint16_t* const* keys, int64_t n_keys,
                                    int64_t n, float* out) {
+  alignas(64) float x[NQ][16][16];
   for (int64_t j = 0; j < n_keys; ++j) {
     __m512 a[NQ][4];
     for (int g = 0; g < NQ; ++g)
@@ -116,10 +141,18 @@ RAGD_F16_AVX512 void DotKeysAvx512(const float* const* q, const uint16_t* const*
           a[g][u] = _mm512_fmadd_ps(kv, _mm512_loadu_ps(q[g] + i + 16 * u), a[g][u]);
       }
     }
-    for (int g = 0; g < NQ; ++g) {
-      out[g * n_keys + j] =
-          Reduce16Avx512(_mm512_add_ps(_mm512_add_ps(a[g][0], a[g][2]), _mm512_add_ps(a[g][1], a[g][3])));
+    const int k = static_cast<int>(j % 16);
+    for (int g = 0; g < NQ; ++g)
+      _mm512_store_ps(x[g][k],
+                      _mm512_add_ps(_mm512_add_ps(a[g][0], a[g][2]), _mm512_add_ps(a[g][1], a[g][3])));
+    if (k == 15) {
+      for (int g = 0; g < NQ; ++g) _mm512_storeu_ps(out + g * n_keys + j - 15, Reduce16x16(x[g]));
     }
+  }
+  const int64_t tail = n_keys % 16;
+  for (int64_t k = 0; k < tail; ++k) {
+    for (int g = 0; g < NQ; ++g)
+      out[g * n_keys + n_keys - tail + k] = Reduce16Avx512(_mm512_load_ps(x[g][k]));
   }
 }
 
