@@ -8,6 +8,13 @@ Measures llama.cpp through llama-cpp-python (prefill of one --prompt-token
 prompt in one batch, then --decode greedy single-token steps), runs ragd's
 bench_engine with the same settings, and prints tok/s of both and the ratio
 ragd / llama.cpp. Run by hand on an idle machine; numbers depend on the load.
+
+llama-cpp-python compiles llama.cpp for the build machine (GGML_NATIVE); on
+virtual machines that report AMX but do not run it, that build dies with
+SIGILL. Building it for the AVX-512 VNNI set explicitly works:
+  python3 -m venv /tmp/venv-peer && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON
+  -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON -DGGML_AVX512_VNNI=ON"
+  /tmp/venv-peer/bin/pip install numpy llama-cpp-python
 """
 import argparse
 import os
