@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side speed of ragd's engine and llama.cpp on the same GGUF file.
 
-  /tmp/venv-golden/bin/python bench/engine/peer.py [--model PATH] [--threads 1,2]
+  /tmp/venv-peer/bin/python bench/engine/peer.py [--model PATH] [--threads 1,2]
       [--bench build/bench/engine/bench_engine] [--prompt 512] [--decode 128]
 
 Measures llama.cpp through llama-cpp-python (prefill of one --prompt-token
