@@ -9,6 +9,7 @@
 //   logits = token_embd . (norm(x)*output_norm)   (tied output, no soft-capping)
 // Norm weights in the GGUF already include Gemma's "+1". Every sixth layer
 // (il % 6 == 5) is global, the others slide (llama.cpp set_swa_pattern(6)).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -38,24 +39,31 @@ struct LayerWeights {
   const float* post_ffw_norm;
 };
 
-// Activations of one step, sized for its total number of new tokens.
+// Activations of one step, sized for its total number of new tokens. The
+// attention's buffers (q, k, v, attn) and the feed-forward's (gate, up) are
+// never live at once: they share one allocation, the larger of the two.
 struct Scratch {
-  std::vector<float> x, h, q, k, v, attn, o, gate, up, out_rows, logits;
+  std::vector<float> x, h, o, out_rows, logits;
+  std::vector<float> phase;        // q, k, v, attn, then gate, up
   std::vector<uint16_t> k16, v16;  // k and v as halves, for half caches
+  float *q = nullptr, *k = nullptr, *v = nullptr, *attn = nullptr, *gate = nullptr, *up = nullptr;
   void Resize(const ModelConfig& c, int64_t m) {
     x.resize(m * c.n_embd);
     h.resize(m * c.n_embd);
-    q.resize(m * c.n_head * c.head_dim);
-    k.resize(m * c.n_head_kv * c.head_dim);
-    v.resize(m * c.n_head_kv * c.head_dim);
-    if (c.f16_attention) {
-      k16.resize(k.size());
-      v16.resize(v.size());
-    }
-    attn.resize(m * c.n_head * c.head_dim);
     o.resize(m * c.n_embd);
-    gate.resize(m * c.n_ff);
-    up.resize(m * c.n_ff);
+    const int64_t q_size = m * c.n_head * c.head_dim, kv_size = m * c.n_head_kv * c.head_dim;
+    const int64_t ff_size = m * c.n_ff;
+    phase.resize(std::max(2 * q_size + 2 * kv_size, 2 * ff_size));
+    q = phase.data();
+    k = q + q_size;
+    v = k + kv_size;
+    attn = v + kv_size;
+    gate = phase.data();
+    up = gate + ff_size;
+    if (c.f16_attention) {
+      k16.resize(kv_size);
+      v16.resize(kv_size);
+    }
   }
 };
 
@@ -268,9 +276,9 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
   const float rope_base = sliding ? c.rope_base_sliding : c.rope_base_global;
 
   NormRows(s_.x.data(), lw.attn_norm, m, e, s_.h.data(), pool);
-  MatMul(lw.wq, s_.h.data(), m, s_.q.data(), pool);
-  MatMul(lw.wk, s_.h.data(), m, s_.k.data(), pool);
-  MatMul(lw.wv, s_.h.data(), m, s_.v.data(), pool);
+  MatMul(lw.wq, s_.h.data(), m, s_.q, pool);
+  MatMul(lw.wk, s_.h.data(), m, s_.k, pool);
+  MatMul(lw.wv, s_.h.data(), m, s_.v, pool);
 
   std::vector<AttentionSeq> seqs(steps.size());
   int64_t row = 0;
@@ -280,8 +288,8 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
     const int64_t p0 = st.cache->n_past();
     ForRows(n, pool, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        float* q = s_.q.data() + (row + i) * q_width;
-        float* k = s_.k.data() + (row + i) * kv_width;
+        float* q = s_.q + (row + i) * q_width;
+        float* k = s_.k + (row + i) * kv_width;
         for (int64_t h = 0; h < c.n_head; ++h) {
           RmsNorm(q + h * hd, lw.q_norm, hd, c.rms_eps, q + h * hd);
           RopeNeox(q + h * hd, hd, p0 + i, rope_base);
@@ -294,7 +302,7 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
         if (c.f16_attention) {  // the cache keeps k and v as halves
           RoundToHalf(q, q_width);
           FloatToHalfRow(k, kv_width, s_.k16.data() + (row + i) * kv_width);
-          FloatToHalfRow(s_.v.data() + (row + i) * kv_width, kv_width, s_.v16.data() + (row + i) * kv_width);
+          FloatToHalfRow(s_.v + (row + i) * kv_width, kv_width, s_.v16.data() + (row + i) * kv_width);
         }
       }
     });
@@ -302,32 +310,32 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
     a.cache = st.cache;
     a.p0 = p0;
     a.n = n;
-    a.q = s_.q.data() + row * q_width;
+    a.q = s_.q + row * q_width;
     if (c.f16_attention) {
       a.k16 = s_.k16.data() + row * kv_width;
       a.v16 = s_.v16.data() + row * kv_width;
     } else {
-      a.k = s_.k.data() + row * kv_width;
-      a.v = s_.v.data() + row * kv_width;
+      a.k = s_.k + row * kv_width;
+      a.v = s_.v + row * kv_width;
     }
-    a.out = s_.attn.data() + row * q_width;
+    a.out = s_.attn + row * q_width;
     row += n;
   }
   Attend(c, il, sliding ? c.sliding_window : 0, seqs, pool);
   for (size_t si = 0; si < steps.size(); ++si) StoreKv(c, il, seqs[si], steps[si].cache);
 
-  MatMul(lw.wo, s_.attn.data(), m, s_.o.data(), pool);
+  MatMul(lw.wo, s_.attn, m, s_.o.data(), pool);
   NormRows(s_.o.data(), lw.post_attn_norm, m, e, s_.o.data(), pool);
   AddF32(s_.o.data(), s_.x.data(), m * e);
 
   NormRows(s_.x.data(), lw.ffn_norm, m, e, s_.h.data(), pool);
-  MatMul(lw.gate, s_.h.data(), m, s_.gate.data(), pool);
-  MatMul(lw.up, s_.h.data(), m, s_.up.data(), pool);
+  MatMul(lw.gate, s_.h.data(), m, s_.gate, pool);
+  MatMul(lw.up, s_.h.data(), m, s_.up, pool);
   ForRows(m, pool, [&](int64_t begin, int64_t end) {
-    GeluTanhHalf(s_.gate.data() + begin * c.n_ff, (end - begin) * c.n_ff);  // llama.cpp's half table
-    MulF32(s_.up.data() + begin * c.n_ff, s_.gate.data() + begin * c.n_ff, (end - begin) * c.n_ff);
+    GeluTanhHalf(s_.gate + begin * c.n_ff, (end - begin) * c.n_ff);  // llama.cpp's half table
+    MulF32(s_.up + begin * c.n_ff, s_.gate + begin * c.n_ff, (end - begin) * c.n_ff);
   });
-  MatMul(lw.down, s_.gate.data(), m, s_.o.data(), pool);
+  MatMul(lw.down, s_.gate, m, s_.o.data(), pool);
   NormRows(s_.o.data(), lw.post_ffw_norm, m, e, s_.o.data(), pool);
   AddF32(s_.o.data(), s_.x.data(), m * e);
 }

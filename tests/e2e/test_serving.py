@@ -80,7 +80,8 @@ def test_speculative_counters_are_reported(server):
 
 def test_request_larger_than_the_kv_budget_is_refused_up_front():
     with tempfile.TemporaryDirectory(prefix="ragd-e2e-") as data:
-        srv = Server(data, extra_args=["--set", "inference.kv_cache_bytes=20971520"]).wait_ready()
+        # 10 MiB: a 4000-token answer needs ~19 MiB of (half-precision) KV cache.
+        srv = Server(data, extra_args=["--set", "inference.kv_cache_bytes=10485760"]).wait_ready()
         try:
             small = post(srv, "/v1/completions", {"prompt": "Hello", "max_tokens": 8})
             assert small.status_code == 200, small.text
@@ -88,6 +89,6 @@ def test_request_larger_than_the_kv_budget_is_refused_up_front():
             assert big.status_code == 400
             err = big.json()["error"]
             assert err["type"] == "invalid_request_error" and "KV cache" in err["message"]
-            assert metric(srv, "ragd_kv_cache_budget_bytes") == 20971520
+            assert metric(srv, "ragd_kv_cache_budget_bytes") == 10485760
         finally:
             assert srv.stop() == 0, srv.output()
