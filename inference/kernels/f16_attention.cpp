@@ -17,7 +17,7 @@ namespace {
 
 using kernels::HalfToFloat;
 
-bool HasAvx2Fma() {
+bool HasAvx2FmaF16c() {
   static const bool has = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
@@ -84,7 +84,7 @@ RAGD_F16_AVX2 float DotAvx2(const uint16_t* a, const float* b, int64_t n) {
 bool HasAvx512() {
   static const bool has = [] {
     __builtin_cpu_init();
-    return HasAvx2Fma() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    return HasAvx2FmaF16c() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
   }();
   return has;
 }
@@ -198,7 +198,7 @@ float ExpF16Order(float x) {
 
 void DotRowsF16Order(const float* const* q, int nq, const uint16_t* const* keys, int64_t n_keys, int64_t n,
                      float* out) {
-  const bool simd = HasAvx2Fma();
+  const bool simd = HasAvx2FmaF16c();
   int g0 = 0;
   if (HasAvx512()) {
     for (; g0 < nq; g0 += 4) {
@@ -242,7 +242,7 @@ void SoftmaxF16Order(float* s, int64_t n, int64_t first_pos) {
   if (n <= 0) return;
   float mx = s[0];
   for (int64_t i = 1; i < n; ++i) mx = s[i] > mx ? s[i] : mx;
-  if (HasAvx2Fma()) {
+  if (HasAvx2FmaF16c()) {
     ExpRowAvx2(s, s, n, mx);
   } else {
     for (int64_t i = 0; i < n; ++i) s[i] = ExpF16Order(s[i] - mx);
@@ -367,7 +367,7 @@ RAGD_F16_AVX512 void WeightedSumAvx512(const float* w, const uint16_t* const* va
 void WeightedRowSumF16Order(const float* w, int nq, const uint16_t* const* values, int64_t n_keys,
                             int64_t first_pos, int64_t n, float* const* out) {
   thread_local std::vector<float> acc;
-  const bool simd = HasAvx2Fma() && n % 8 == 0;
+  const bool simd = HasAvx2FmaF16c() && n % 8 == 0;
   int g0 = 0;
   if (simd && HasAvx512() && n % 64 == 0) {
     acc.resize(static_cast<size_t>(4 * 20 * n));
