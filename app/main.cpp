@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "retrieval/blas_core.h"
 
 namespace {
 
@@ -23,6 +24,7 @@ void PrintUsage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ragd::retrieval::RestartWithBetterBlasCore(argv);  // before anything else is done
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || (args[0] == "help" && args.size() == 1)) {
     PrintUsage();

@@ -9,6 +9,7 @@
 
 #include "inference/gguf.h"
 #include "inference/gguf_names.h"
+#include "retrieval/blas_core.h"
 #include "retrieval/safetensors.h"
 
 namespace ragd::app {
@@ -124,6 +125,7 @@ Result<std::string> DescribeSafetensors(const std::string& path) {
     params += t.n_elements();
   }
   out << "parameters:      " << params << "\n";
+  out << "products:        OpenBLAS, " << retrieval::BlasCoreName() << " kernels\n";
   PrintHistogram(out, hist);
   return out.str();
 }

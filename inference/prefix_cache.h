@@ -26,7 +26,7 @@
 namespace ragd::inference {
 
 struct PrefixCacheOptions {
-  int block_tokens = 64;                       // tokens per block (>= 1)
+  int block_tokens = 16;                       // tokens per block (>= 1)
   size_t max_bytes = size_t{1} << 30;          // blocks kept at most; 0 = cache off
 };
 

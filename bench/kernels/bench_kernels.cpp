@@ -165,8 +165,8 @@ void BenchBatch(const std::string& path, const kernels::KernelSet& ks, bool quic
     add(std::string("layers ") + g.info->name.data(), g);
   });
   add("output", *file.value().FindTensor("token_embd.weight"));
-  const int64_t ms[] = {1, 2, 3, 4, 6, 8, 12, 16};
-  std::vector<float> x(2048 * 16), y(262144 * 16);
+  const int64_t ms[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+  std::vector<float> x(2048 * 32), y(262144 * 32);
   std::mt19937 rng(3);
   std::normal_distribution<float> nd;
   for (auto& v : x) v = nd(rng);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/bench_paths.h"
+#include "retrieval/blas_core.h"
 #include "retrieval/embedder.h"
 
 namespace {
@@ -73,6 +74,7 @@ std::vector<std::string> Chunks(const ragd::retrieval::Embedder& e, int n, int t
 }  // namespace
 
 int main(int argc, char** argv) {
+  ragd::retrieval::RestartWithBetterBlasCore(argv);  // the kernels the server gets
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows when redirected
   const std::string dir = ModelDir(argc, argv);
   const int n_chunks = argc > 2 ? std::atoi(argv[2]) : 64;

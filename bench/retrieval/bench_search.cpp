@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench/bench_paths.h"
+#include "retrieval/blas_core.h"
 #include "retrieval/retriever.h"
 
 namespace {
@@ -108,6 +109,7 @@ Percentiles Of(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ragd::retrieval::RestartWithBetterBlasCore(argv);  // the kernels the server gets
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows when redirected
   using namespace ragd;
   std::vector<int> sizes;

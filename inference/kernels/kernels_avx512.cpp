@@ -17,11 +17,12 @@ namespace {
 // (bench/serve/bench_batch: a decode batch of 4 costs 21 ms streamed, 30 ms
 // through panels; at 8 they are even). Both paths give bitwise the same rows.
 constexpr int64_t kPanelMinBatch = 8;
-// Q4_0/Q5_0/Q8_0: from this many rows on, 16-row panels beat row pairs
-// (bench_batch, decode steps: 8 sequences 65-73 ms in pairs vs 70-99 through
-// panels, 12 about even, 16 108-118 ms through panels vs 118-137; a 512-token
-// prefill's products 1360 vs 1200 tok/s). Both give bitwise the same rows.
-constexpr int64_t kLegacyPanelMinBatch = 16;
+// Q4_0/Q5_0/Q8_0: from this many rows on, 16-row panels beat row pairs, whose
+// weight loads stream in spread over their compute (bench_kernels --batch:
+// the Q8_0 output matrix at m = 16 takes 31-38 ms in pairs, 41-57 through
+// panels, at 24 47-52 vs 55-61; the Q5_0 layer matrices are even from 16 to
+// 32, panels ahead beyond). Both give bitwise the same rows.
+constexpr int64_t kLegacyPanelMinBatch = 32;
 
 const void* PrepareAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                           ThreadPool* pool) {

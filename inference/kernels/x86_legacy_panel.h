@@ -6,11 +6,7 @@
 // per block for the 16 rows instead of one per row pair. Each output still
 // takes exactly LegacyTile's float steps, so rows are bitwise those of the
 // one-row kernels. Included only by kernels_avx512.cpp; internal linkage.
-//
-// The int32 -> float conversion of a lane sum s is done as
-// bits(0x4B400000 + s) - 1.5*2^23: exact for |s| < 2^22 (a lane sums 4
-// products of |q| <= 128 and |a| <= 127), and it moves the work off the port
-// the dot products need. The 0x4B400000 rides in with the lane offsets.
+// The lane sums become floats by the kMagic subtraction (x86_legacy_tiles.h).
 #pragma once
 
 #include <immintrin.h>
@@ -23,9 +19,6 @@
 
 namespace ragd::inference::kernels {
 namespace {
-
-constexpr int32_t kMagicBits = 0x4B400000;  // 1.5 * 2^23 as float bits
-constexpr float kMagic = 12582912.0f;       // 1.5 * 2^23
 
 // y[c*ldy + lane r] for C activation rows (offs: their lane offsets plus
 // kMagicBits, 8 per block) and the panel's 16 weight rows (store_mask: the

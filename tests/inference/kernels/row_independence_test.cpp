@@ -26,7 +26,8 @@ TEST(MatMulRows, EachRowBitwiseEqualsItsSingleRowProduct) {
     const auto data = testing::RandomRows(type, n_in, n_out, rng);
     const WeightView w{type, data.data(), n_in, n_out, RowBytes(*GetTypeInfo(static_cast<uint32_t>(type)), n_in)};
     // 17 input rows of different magnitudes; batch of m uses rows
-    // (start + i) % 17 so each row is seen at several batch positions.
+    // (start + i) % 17 so each row is seen at several batch positions; m = 40
+    // takes the panel path.
     constexpr int64_t kRows = 17;
     std::vector<float> x;
     for (int64_t i = 0; i < kRows; ++i) {
@@ -38,7 +39,7 @@ TEST(MatMulRows, EachRowBitwiseEqualsItsSingleRowProduct) {
       for (int64_t i = 0; i < kRows; ++i) {
         MatMulWith(*ks, w, x.data() + i * n_in, 1, single.data() + i * n_out, nullptr);
       }
-      for (const int64_t m : {1, 2, 3, 4, 5, 8, 17}) {
+      for (const int64_t m : {1, 2, 3, 4, 5, 8, 17, 40}) {
         for (const int64_t start : {int64_t{0}, int64_t{5}}) {
           std::vector<float> batch(m * n_in), got(m * n_out);
           for (int64_t i = 0; i < m; ++i) {
