@@ -150,18 +150,27 @@ void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_
   }
 }
 
-// Asks for slice `part` of `parts` of weight rows [r, r + n) of w to be
-// brought into the cache (rows past the matrix are skipped). The batched loops
-// ask for the rows a group or two ahead of those they compute, a slice per
-// weight block or tile, so the loads arrive meanwhile without a burst of
-// misses stalling them.
-inline void PrefetchRows(const WeightView& w, int64_t r, int64_t n, int64_t part = 0, int64_t parts = 1) {
-  if (r >= w.n_out) return;
+// The bytes of weight rows [r, r + n) of w, clipped to the matrix (empty
+// past its end).
+struct RowBytesRange {
+  const uint8_t* begin = nullptr;
+  const uint8_t* end = nullptr;
+};
+inline RowBytesRange RowsOf(const WeightView& w, int64_t r, int64_t n) {
+  if (r >= w.n_out) return {};
   const int64_t end = r + n < w.n_out ? r + n : w.n_out;
-  const uint8_t* p = w.data + static_cast<size_t>(r) * w.row_bytes;
-  const int64_t lines = (static_cast<int64_t>(end - r) * static_cast<int64_t>(w.row_bytes) + 63) / 64;
+  return {w.data + static_cast<size_t>(r) * w.row_bytes, w.data + static_cast<size_t>(end) * w.row_bytes};
+}
+
+// Asks for slice `part` of `parts` of weight rows [r, r + n) of w to be
+// brought into the cache at once (rows past the matrix are skipped): the
+// single-row loop asks for a row ahead, the panel loop for a slice of the
+// panel after next per tile.
+inline void PrefetchRows(const WeightView& w, int64_t r, int64_t n, int64_t part = 0, int64_t parts = 1) {
+  const RowBytesRange rows = RowsOf(w, r, n);
+  const int64_t lines = (rows.end - rows.begin + 63) / 64;
   for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; ++l) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + 64 * l), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(rows.begin + 64 * l), _MM_HINT_T0);
   }
 }
 
@@ -185,12 +194,10 @@ class SpreadPrefetch {
   uintptr_t p_ = 0, end_ = 0, step_ = 0;
 };
 
-// The rows [r, r + n) of w clipped to the matrix, as a byte range.
+// Weight rows [r, r + n) of w (clipped to the matrix) spread over `iterations`.
 inline SpreadPrefetch RowsAhead(const WeightView& w, int64_t r, int64_t n, int64_t iterations) {
-  if (r >= w.n_out) return {};
-  const int64_t end = r + n < w.n_out ? r + n : w.n_out;
-  return {w.data + static_cast<size_t>(r) * w.row_bytes, w.data + static_cast<size_t>(end) * w.row_bytes,
-          iterations};
+  const RowBytesRange rows = RowsOf(w, r, n);
+  return {rows.begin, rows.end, iterations};
 }
 
 #if RAGD_X86_VNNI
