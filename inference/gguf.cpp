@@ -241,6 +241,11 @@ void GgufFile::ReleaseMetadata() {
   file_.DropPages(0, std::min(data_start_, file_.size()));
 }
 
+void GgufFile::DropData(const uint8_t* begin, const uint8_t* end) const {
+  if (begin < file_.data() || end <= begin) return;
+  file_.DropPages(static_cast<size_t>(begin - file_.data()), static_cast<size_t>(end - begin));
+}
+
 std::string GgufFile::architecture() const {
   return GetString(std::string(keys::kArchitecture)).value_or("");
 }

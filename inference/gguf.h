@@ -97,6 +97,11 @@ class GgufFile {
   // thread-safe: call before sharing the file.
   void ReleaseMetadata();
 
+  // Drops the whole pages of [begin, end), bytes of this file's mapping,
+  // from resident memory (they are read back if touched again): for tensor
+  // data copied elsewhere, e.g. a packed weight. Thread-safe.
+  void DropData(const uint8_t* begin, const uint8_t* end) const;
+
  private:
   MappedFile file_;
   uint32_t version_ = 0;

@@ -4,7 +4,8 @@
 //
 // With the real model file present it also times every matrix product of one
 // decoded token (all 18 layers + the tied output, weights streamed from
-// memory) and of a 512-token prefill (output for the last token only).
+// memory) and of a 512-token prefill (output for the last token only); the
+// weights are packed as the model packs them (kernels.h PackWeight).
 //
 // With --batch it instead times one decode step's products for batches of
 // m = 1..16 rows (2 threads), per weight type of the model and for the tied
@@ -80,6 +81,23 @@ WeightView ViewOf(const GgufTensor& g) {
   return {g.type, g.data, static_cast<int64_t>(g.ne[0]), static_cast<int64_t>(g.ne[1]), g.row_bytes()};
 }
 
+// Model tensors as MatMul weights, packed as the model packs them
+// (PackWeight: for the active kernel set; the others read the blocks).
+class PackedViews {
+ public:
+  WeightView Of(const GgufTensor& g) {
+    WeightView w = ViewOf(g);
+    if (PackedWeightPtr p = PackWeight(w)) {
+      w.packed = p.get();
+      packed_.push_back(std::move(p));
+    }
+    return w;
+  }
+
+ private:
+  std::vector<PackedWeightPtr> packed_;
+};
+
 // fn(layer, name, tensor) for every 2-D weight of every layer, in forward order.
 template <typename Fn>
 void ForEachLayerWeight(const GgufFile& file, Fn&& fn) {
@@ -102,16 +120,17 @@ void BenchModel(const std::string& path, const kernels::KernelSet& ks, bool quic
     std::printf("model: %s (%s), skipped\n", path.c_str(), file.status().ToString().c_str());
     return;
   }
+  PackedViews views;
   std::vector<WeightView> layers;
   size_t layer_bytes = 0;
   ForEachLayerWeight(*file, [&](int layer, const char* name, const GgufTensor& g) {
-    layers.push_back(ViewOf(g));
+    layers.push_back(views.Of(g));
     layer_bytes += g.n_bytes;
     if (layer == 0)
       std::printf("  %s: %s %lldx%lld\n", name, g.info->name.data(), (long long)g.ne[0], (long long)g.ne[1]);
   });
   const GgufTensor* out = file.value().FindTensor("token_embd.weight");
-  const WeightView wout = ViewOf(*out);
+  const WeightView wout = views.Of(*out);
   std::vector<float> x(2048 * 512), y(262144);
   std::mt19937 rng(3);
   std::normal_distribution<float> nd;
@@ -156,10 +175,11 @@ void BenchBatch(const std::string& path, const kernels::KernelSet& ks, bool quic
     std::vector<WeightView> weights;
   };
   std::vector<Group> groups;
+  PackedViews views;
   auto add = [&](const std::string& name, const GgufTensor& g) {
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) { return gr.name == name; });
     if (it == groups.end()) it = groups.insert(groups.end(), Group{name, {}});
-    it->weights.push_back(ViewOf(g));
+    it->weights.push_back(views.Of(g));
   };
   ForEachLayerWeight(*file, [&](int, const char*, const GgufTensor& g) {
     add(std::string("layers ") + g.info->name.data(), g);

@@ -8,6 +8,7 @@
 
 #include "inference/ggml_types.h"
 #include "inference/kernels/kernels.h"
+#include "inference/kernels/packed_weight.h"
 #include "inference/kernels/quant_blocks.h"
 
 namespace ragd::inference::kernels {
@@ -31,6 +32,12 @@ using MulRowsFn = void (*)(const WeightView& w, const uint8_t* act, size_t act_s
 using PrepareFn = const void* (*)(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                                   ThreadPool* pool);
 
+// Optional: re-lays w out for this set's mul_rows into out->lines (see
+// packed_weight.h), calling release on each range of w's bytes once read;
+// returns false, out untouched, where the set reads w's GGUF blocks as they
+// are. mul_rows then receives views whose `packed` is such a weight.
+using PackFn = bool (*)(const WeightView& w, const PackReleaseFn& release, PackedWeight* out);
+
 struct KernelSet {
   const char* name;                                                // "scalar", "avx2", "avx512vnni"
   void (*quantize_q8a)(const float* x, int64_t n, BlockQ8A* out);  // n % 32 == 0
@@ -39,6 +46,7 @@ struct KernelSet {
   float (*vec_dot)(GgmlType type, int64_t n, const uint8_t* w_row, const uint8_t* act_row);
   PrepareFn prepare;  // may be null
   MulRowsFn mul_rows;
+  PackFn pack = nullptr;
 };
 
 extern const KernelSet kScalarKernels;

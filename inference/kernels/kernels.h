@@ -57,15 +57,38 @@ class ThreadPool {
 // Sets the scheduling niceness (0..19) of the calling thread only.
 void SetCurrentThreadNice(int nice);
 
+namespace kernels {
+struct PackedWeight;
+struct PackedWeightDeleter {
+  void operator()(PackedWeight* p) const;
+};
+}  // namespace kernels
+
 // A weight matrix in GGUF layout: n_out rows of n_in elements (GGUF ne[0] =
-// n_in, ne[1] = n_out), each row `row_bytes` long.
+// n_in, ne[1] = n_out), each row `row_bytes` long; `packed`, when set, is the
+// same matrix re-laid out by PackWeight, which MatMul and DequantizeRow read
+// instead of `data` where the kernel set that made it is the one running.
 struct WeightView {
   GgmlType type = GgmlType::kF32;
   const uint8_t* data = nullptr;
   int64_t n_in = 0;
   int64_t n_out = 0;
   size_t row_bytes = 0;
+  const kernels::PackedWeight* packed = nullptr;
 };
+
+// Called with each range [begin, end) of a weight's GGUF bytes once packing
+// has read it (e.g. to drop those pages of a mapped file from memory).
+using PackReleaseFn = std::function<void(const uint8_t* begin, const uint8_t* end)>;
+using PackedWeightPtr = std::unique_ptr<kernels::PackedWeight, kernels::PackedWeightDeleter>;
+
+// w re-laid out, once at load, for the active kernels' products, or null
+// where they read w's GGUF blocks as they are. On AVX-512 VNNI: Q8_0 as
+// 16-row panels (same size as the blocks), so that no product repacks or
+// unpacks it per step (the tied output matrix of Gemma 3 at 8 decode rows:
+// see bench_kernels --batch). The result must outlive every view pointing to
+// it; results are bitwise those of the GGUF layout.
+PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release = {});
 
 // y[i][o] = sum_k x[i][k] * W[o][k] for i < m: x is m rows of n_in floats,
 // y is m rows of n_out floats (row-major), y must not alias x. `pool` may be
@@ -77,7 +100,8 @@ struct WeightView {
 // one-token kernels for Q5_0, Q8_0, Q6_K and Q4_K (bitwise equal results;
 // Q4_0 in the Q5_0 order); the other types use ragd's own order. Q4_0, Q5_0,
 // Q8_0 and Q6_K use tiles of weight rows x activation rows for every m (on
-// AVX-512, Q4_0/Q5_0/Q8_0 batches of 16 or more rows repack 16-row panels);
+// AVX-512, Q4_0/Q5_0/Q8_0 batches of 32 or more rows repack 16-row panels,
+// and a packed Q8_0 weight is read in its panels for every m);
 // the other K/legacy types stream weight rows for small m and repack panels
 // of 16 (8 on AVX2) weight rows for larger m. Row i of y depends only on row i of x
 // and on w: it is bitwise the same whatever m, the other rows, the pool or
@@ -87,7 +111,8 @@ struct WeightView {
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, ThreadPool* pool);
 
 // Dequantizes row `row` of `w` into n_in floats (embedding look-up); exact
-// (the scalar reference, bit-identical on every CPU).
+// (the scalar reference, bit-identical on every CPU; from the packed copy
+// when there is one).
 void DequantizeRow(const WeightView& w, int64_t row, float* out);
 
 // out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]; out may alias x. As

@@ -32,7 +32,9 @@ const void* PrepareAvx512(const WeightView& w, const uint8_t* act, size_t act_st
 
 void MulRowsAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                    const void* prepared, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  if (IsOffsetLegacy(w.type) && m >= kLegacyPanelMinBatch) {
+  if (w.packed != nullptr) {
+    MulRowsPackedQ8(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, any m
+  } else if (IsOffsetLegacy(w.type) && m >= kLegacyPanelMinBatch) {
     MulRowsLegacyPanel(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, bitwise as below
   } else if (IsOffsetLegacy(w.type)) {
     MulRowsLegacy(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, any m
@@ -49,8 +51,8 @@ void MulRowsAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, i
 
 }  // namespace
 
-const KernelSet kAvx512Kernels = {"avx512vnni", QuantizeQ8AX86, QuantizeQ8KX86,
-                                  VecDotX86,    PrepareAvx512,  MulRowsAvx512};
+const KernelSet kAvx512Kernels = {"avx512vnni",  QuantizeQ8AX86, QuantizeQ8KX86, VecDotX86,
+                                  PrepareAvx512, MulRowsAvx512,  PackAvx512};
 const ElementwiseSet kAvx512Elementwise = {GeluTanhX86, SoftmaxX86};
 
 }  // namespace ragd::inference::kernels

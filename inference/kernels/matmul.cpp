@@ -50,9 +50,12 @@ const KernelSet& ActiveKernels() {
   return ks;
 }
 
-void MatMulWith(const KernelSet& ks, const WeightView& w, const float* x, int64_t m, float* y,
+void MatMulWith(const KernelSet& ks, const WeightView& packed_or_not, const float* x, int64_t m, float* y,
                 ThreadPool* pool) {
-  if (m <= 0 || w.n_out <= 0) return;
+  if (m <= 0 || packed_or_not.n_out <= 0) return;
+  // A weight packed for another set is read in its GGUF layout.
+  WeightView w = packed_or_not;
+  if (w.packed != nullptr && w.packed->kernels != &ks) w.packed = nullptr;
   const ActKind kind = ActKindFor(w.type);
   assert(kind != ActKind::kUnsupported && "MatMul: unsupported weight type");
   const uint8_t* act = reinterpret_cast<const uint8_t*>(x);
@@ -100,7 +103,17 @@ void MatMul(const WeightView& w, const float* x, int64_t m, float* y, ThreadPool
   kernels::MatMulWith(kernels::ActiveKernels(), w, x, m, y, pool);
 }
 
+PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release) {
+  const kernels::KernelSet& ks = kernels::ActiveKernels();
+  if (ks.pack == nullptr || w.packed != nullptr) return nullptr;
+  PackedWeightPtr p(new kernels::PackedWeight);
+  if (!ks.pack(w, release, p.get())) return nullptr;
+  p->kernels = &ks;
+  return p;
+}
+
 void DequantizeRow(const WeightView& w, int64_t row, float* out) {
+  if (w.packed != nullptr) return kernels::DequantizePackedRow(*w.packed, row, w.n_in, out);
   kernels::DequantizeRowRef(w.type, w.data + static_cast<size_t>(row) * w.row_bytes, w.n_in, out);
 }
 

@@ -5,35 +5,48 @@
 // against one activation row, and the scale product d_w*d_a is one multiply
 // per block for the 16 rows instead of one per row pair. Each output still
 // takes exactly LegacyTile's float steps, so rows are bitwise those of the
-// one-row kernels. Included only by kernels_avx512.cpp; internal linkage.
-// The lane sums become floats by the kMagic subtraction (x86_legacy_tiles.h).
+// one-row kernels. A Q8_0 weight packed at load (packed_weight.h) is read in
+// the same panels, never repacked. Included only by kernels_avx512.cpp;
+// internal linkage. The lane sums become floats by the kMagic subtraction
+// (x86_legacy_tiles.h).
 #pragma once
 
 #include <immintrin.h>
 
+#include <cassert>
 #include <cstring>
 #include <vector>
 
+#include "inference/kernels/packed_weight.h"
 #include "inference/kernels/x86_legacy_tiles.h"
 #include "inference/kernels/x86_panel.h"
 
 namespace ragd::inference::kernels {
 namespace {
 
+// The 16 rows' block scales of a panel, as floats.
+inline __m512 PanelScales(const float* s) { return _mm512_loadu_ps(s); }
+inline __m512 PanelScales(const uint16_t* s) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+}
+
 // y[c*ldy + lane r] for C activation rows (offs: their lane offsets plus
-// kMagicBits, 8 per block) and the panel's 16 weight rows (store_mask: the
-// rows that exist).
-template <int C>
-void LegacyPanelTile(const Panel& p, int64_t nb, const uint8_t* const* acts, const int32_t* const* offs,
-                     float* y, int64_t ldy, __mmask16 store_mask) {
+// kMagicBits, 8 per block) and the 16 weight rows of a panel (block b: its
+// quants at q + 512*b, its scales at scale + 16*b; store_mask: the rows that
+// exist). pf.Next() runs once per block.
+template <int C, typename Scale>
+void LegacyPanelTile(const uint8_t* q, const Scale* scale, int64_t nb, const uint8_t* const* acts,
+                     const int32_t* const* offs, float* y, int64_t ldy, __mmask16 store_mask,
+                     SpreadPrefetch pf) {
   __m512 acc[C][8];
   for (int c = 0; c < C; ++c) {
     for (int l = 0; l < 8; ++l) acc[c][l] = _mm512_setzero_ps();
   }
   const __m512 magic = _mm512_set1_ps(kMagic);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* wq = p.q.data() + b * 8 * 64;
-    const __m512 dw = _mm512_loadu_ps(p.scale.data() + b * kPanelRows);
+    pf.Next();
+    const uint8_t* wq = q + b * 8 * 64;
+    const __m512 dw = PanelScales(scale + b * kPanelRows);
     __m512 d[C];
     const int8_t* aq[C];
     for (int c = 0; c < C; ++c) {
@@ -59,35 +72,87 @@ void LegacyPanelTile(const Panel& p, int64_t nb, const uint8_t* const* acts, con
   }
 }
 
+// Two activation rows per tile: 8 accumulators each fill the registers.
+constexpr int kLegacyPanelCols = 2;
+
+// The activation rows and lane offsets of tile t (kLegacyPanelCols rows from
+// t * kLegacyPanelCols); returns how many rows it has.
+inline int PanelTileRows(const uint8_t* act, size_t act_stride, const int32_t* offs, int64_t m, int64_t nb,
+                         int64_t t, const uint8_t** acts, const int32_t** o) {
+  const int64_t c0 = t * kLegacyPanelCols;
+  const int cols = static_cast<int>(m - c0 < kLegacyPanelCols ? m - c0 : kLegacyPanelCols);
+  for (int c = 0; c < cols; ++c) {
+    acts[c] = act + static_cast<size_t>(c0 + c) * act_stride;
+    o[c] = offs + 8 * (c0 + c) * nb;
+  }
+  return cols;
+}
+
 template <GgmlType kType>
 void MulRowsLegacyPanelT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
                          int64_t ldy, int64_t r0, int64_t r1) {
-  constexpr int kCols = 2;  // 8 accumulators per activation row: two rows fill the registers
   thread_local Panel panel;
   thread_local std::vector<int32_t> offs;
   const int64_t nb = w.n_in / kQK;
   LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
-  using TileFn = void (*)(const Panel&, int64_t, const uint8_t* const*, const int32_t* const*, float*,
-                          int64_t, __mmask16);
-  static constexpr TileFn kTiles[kCols] = {LegacyPanelTile<1>, LegacyPanelTile<2>};
-  const int64_t n_tiles = (m + kCols - 1) / kCols;
+  using TileFn = void (*)(const uint8_t*, const float*, int64_t, const uint8_t* const*, const int32_t* const*,
+                          float*, int64_t, __mmask16, SpreadPrefetch);
+  static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1, float>, LegacyPanelTile<2, float>};
+  const int64_t n_tiles = (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
   for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
     const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
     Repack<kType>(w, p0, rows, &panel);
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
     for (int64_t t = 0; t < n_tiles; ++t) {
       PrefetchRows(w, p0 + 2 * kPanelRows, kPanelRows, t, n_tiles);  // the panel after next
-      const int64_t c0 = t * kCols;
-      const int cols = static_cast<int>(m - c0 < kCols ? m - c0 : kCols);
-      const uint8_t* acts[kCols];
-      const int32_t* o[kCols];
-      for (int c = 0; c < cols; ++c) {
-        acts[c] = act + static_cast<size_t>(c0 + c) * act_stride;
-        o[c] = offs.data() + 8 * (c0 + c) * nb;
-      }
-      kTiles[cols - 1](panel, nb, acts, o, y + c0 * ldy + p0, ldy, mask);
+      const uint8_t* acts[kLegacyPanelCols];
+      const int32_t* o[kLegacyPanelCols];
+      const int cols = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
+      kTiles[cols - 1](panel.q.data(), panel.scale.data(), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0,
+                       ldy, mask, SpreadPrefetch());
     }
   }
+}
+
+// Rows [r0, r1) (r0 a multiple of 16) of a Q8_0 weight packed in panels
+// (packed_weight.h) times m Q8A activation rows, for every m: no repacking,
+// and the panel after next streams in spread over the tiles' block steps.
+void MulRowsPackedQ8(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                     int64_t ldy, int64_t r0, int64_t r1) {
+  assert(w.type == GgmlType::kQ8_0 && r0 % kPanelRows == 0);
+  thread_local std::vector<int32_t> offs;
+  const PackedWeight& pw = *w.packed;
+  const int64_t nb = w.n_in / kQK, n_panels = (w.n_out + kPanelRows - 1) / kPanelRows;
+  LaneOffsets<GgmlType::kQ8_0>(act, act_stride, m, nb, kMagicBits, &offs);
+  using TileFn = void (*)(const uint8_t*, const uint16_t*, int64_t, const uint8_t* const*,
+                          const int32_t* const*, float*, int64_t, __mmask16, SpreadPrefetch);
+  static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1, uint16_t>,
+                                                      LegacyPanelTile<2, uint16_t>};
+  const int64_t n_tiles = (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
+  for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
+    const int64_t panel = p0 / kPanelRows;
+    const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
+    const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
+    const uint8_t* ahead = panel + 2 < n_panels ? pw.panel(panel + 2) : nullptr;
+    for (int64_t t = 0; t < n_tiles; ++t) {
+      const uint8_t* acts[kLegacyPanelCols];
+      const int32_t* o[kLegacyPanelCols];
+      const int cols = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
+      SpreadPrefetch pf;  // slice t of the panel after next
+      if (ahead != nullptr) {
+        pf = SpreadPrefetch(ahead + pw.panel_bytes * t / n_tiles, ahead + pw.panel_bytes * (t + 1) / n_tiles,
+                            nb);
+      }
+      kTiles[cols - 1](pw.quants(panel, 0), pw.scales(panel, 0), nb, acts, o,
+                       y + t * kLegacyPanelCols * ldy + p0, ldy, mask, pf);
+    }
+  }
+}
+
+bool PackAvx512(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {
+  if (w.type != GgmlType::kQ8_0) return false;
+  PackQ8Panels(w, release, out);
+  return true;
 }
 
 // Rows [r0, r1) of a Q4_0 / Q5_0 / Q8_0 weight times m Q8A activation rows,

@@ -99,13 +99,26 @@ class Gemma3Model final : public Model {
     });
   }
   void Layer(int il, std::span<SequenceStep> steps, int64_t m, ThreadPool* pool);
+  // Re-lays w out for the active kernels where they have a packed layout for
+  // its type (kernels.h PackWeight), dropping the file pages it was read from.
+  void Pack(const GgufFile& file, WeightView* w);
 
   ModelConfig config_;
   WeightView token_embd_;
   const float* output_norm_ = nullptr;
   std::vector<LayerWeights> layers_;
   Scratch s_;
+  std::vector<PackedWeightPtr> packed_;  // what the views' `packed` point to
 };
+
+void Gemma3Model::Pack(const GgufFile& file, WeightView* w) {
+  PackedWeightPtr p =
+      PackWeight(*w, [&](const uint8_t* begin, const uint8_t* end) { file.DropData(begin, end); });
+  if (p == nullptr) return;
+  file.DropData(w->data, w->data + w->row_bytes * w->n_out);  // pages straddling the released ranges
+  w->packed = p.get();
+  packed_.push_back(std::move(p));
+}
 
 Status Gemma3Model::Load(const GgufFile& file) {
   ModelConfig& c = config_;
@@ -196,6 +209,10 @@ Status Gemma3Model::Load(const GgufFile& file) {
     RAGD_RETURN_IF_ERROR(mat(tensors::kFfnUp, e, c.n_ff, &lw.up));
     RAGD_RETURN_IF_ERROR(mat(tensors::kFfnDown, c.n_ff, e, &lw.down));
     RAGD_RETURN_IF_ERROR(vec(tensors::kPostFfwNorm, e, &lw.post_ffw_norm));
+  }
+  Pack(file, &token_embd_);
+  for (LayerWeights& lw : layers_) {
+    for (WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.gate, &lw.up, &lw.down}) Pack(file, w);
   }
   return Status::Ok();
 }
