@@ -35,6 +35,19 @@ void SoftmaxRef(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
+int64_t ArgmaxRef(const float* x, int64_t n, float* max) {
+  int64_t best = 0;
+  float m = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    if (x[i] > m) {  // NaN never compares greater
+      m = x[i];
+      best = i;
+    }
+  }
+  *max = m;
+  return best;
+}
+
 const ElementwiseSet& ActiveElementwise() {
   static const ElementwiseSet& set = []() -> const ElementwiseSet& {
     const std::string name = ActiveKernels().name;
@@ -45,7 +58,7 @@ const ElementwiseSet& ActiveElementwise() {
   return set;
 }
 
-const ElementwiseSet kScalarElementwise = {GeluTanhRef, SoftmaxRef};
+const ElementwiseSet kScalarElementwise = {GeluTanhRef, SoftmaxRef, ArgmaxRef};
 
 }  // namespace kernels
 
@@ -178,5 +191,9 @@ void GeluTanhHalf(float* x, int64_t n) {
 void Softmax(float* x, int64_t n) { kernels::ActiveElementwise().softmax(x, n); }
 
 void GeluTanh(float* x, int64_t n) { kernels::ActiveElementwise().gelu_tanh(x, n); }
+
+int64_t Argmax(const float* x, int64_t n, float* max) {
+  return kernels::ActiveElementwise().argmax(x, n, max);
+}
 
 }  // namespace ragd::inference

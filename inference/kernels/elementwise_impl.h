@@ -9,10 +9,12 @@ namespace ragd::inference::kernels {
 struct ElementwiseSet {
   void (*gelu_tanh)(float* x, int64_t n);
   void (*softmax)(float* x, int64_t n);
+  int64_t (*argmax)(const float* x, int64_t n, float* max);
 };
 
 void GeluTanhRef(float* x, int64_t n);
 void SoftmaxRef(float* x, int64_t n);
+int64_t ArgmaxRef(const float* x, int64_t n, float* max);
 
 extern const ElementwiseSet kScalarElementwise;
 extern const ElementwiseSet kAvx2Elementwise;

@@ -141,6 +141,11 @@ void GeluTanh(float* x, int64_t n);
 // error against GeluTanh is that of half precision (~1e-3 relative).
 void GeluTanhHalf(float* x, int64_t n);
 
+// Index of the largest of x[0..n) (the first one on ties; NaN never
+// counts), its value in *max; 0 and -inf when no value is above -inf.
+// Vectorized; the same index on every kernel set.
+int64_t Argmax(const float* x, int64_t n, float* max);
+
 // Name of the kernel set chosen for this CPU ("avx512vnni", "avx2", "scalar").
 std::string KernelIsaName();
 

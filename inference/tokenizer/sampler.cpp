@@ -5,6 +5,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "inference/kernels/kernels.h"
+
 namespace ragd::inference {
 namespace {
 
@@ -86,15 +88,9 @@ TokenId Sampler::Sample(std::span<const float> logits, std::span<const TokenId> 
     l = scratch_.data();
   }
 
-  // Argmax; NaN never compares greater, so it is skipped.
-  size_t best = 0;
+  // Argmax (vectorized: the whole vocabulary every token); NaN is skipped.
   float max_logit = kNegInf;
-  for (size_t i = 0; i < n; ++i) {
-    if (l[i] > max_logit) {
-      max_logit = l[i];
-      best = i;
-    }
-  }
+  const auto best = static_cast<size_t>(Argmax(l, static_cast<int64_t>(n), &max_logit));
   if (o.temperature == 0.0f || max_logit == kNegInf) return static_cast<TokenId>(best);
   if (max_logit == std::numeric_limits<float>::infinity()) return static_cast<TokenId>(best);
 

@@ -93,6 +93,32 @@ TEST(Elementwise, Softmax) {
   }
 }
 
+// The first index of the largest value, NaN skipped, on every set; 0 and
+// -inf when nothing is above -inf.
+TEST(Elementwise, Argmax) {
+  std::mt19937 rng(23);
+  for (const ElementwiseSet* set : Sets()) {
+    for (int64_t n : {1, 7, 8, 9, 100, 262144}) {
+      for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+        auto x = testing::RandomFloats(n, rng, 3.0f);
+        x[at] = 50.0f;
+        if (at + 1 < n) x[n - 1] = 50.0f;  // a later tie loses
+        if (at > 0) x[at - 1] = NAN;
+        float max = 0;
+        EXPECT_EQ(at, set->argmax(x.data(), n, &max)) << "n=" << n;
+        EXPECT_EQ(50.0f, max);
+      }
+    }
+    std::vector<float> none = {-INFINITY, NAN, -INFINITY, NAN, -INFINITY, NAN, -INFINITY, NAN, NAN};
+    float max = 0;
+    EXPECT_EQ(0, set->argmax(none.data(), static_cast<int64_t>(none.size()), &max));
+    EXPECT_EQ(-INFINITY, max);
+    std::vector<float> top = {1, INFINITY, 2, 3, 4, 5, 6, 7, INFINITY, 8};
+    EXPECT_EQ(1, set->argmax(top.data(), static_cast<int64_t>(top.size()), &max));
+    EXPECT_EQ(INFINITY, max);
+  }
+}
+
 // llama.cpp's GELU: input and output rounded to half through a table.
 TEST(Elementwise, GeluTanhHalf) {
   std::vector<float> x;
