@@ -39,7 +39,13 @@ void MappedFile::DropPages(size_t offset, size_t length) const {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t begin = (offset + page - 1) / page * page;  // the mapping starts on a page
   const size_t end = (offset + length) / page * page;
-  if (end > begin) madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
+  if (end <= begin) return;
+  // Not as huge pages first: the kernel may map a file's 2 MiB folios whole
+  // (ext4 caches large folios), and a read of a neighbour would map these
+  // pages back.
+  void* at = const_cast<uint8_t*>(data_) + begin;
+  madvise(at, end - begin, MADV_NOHUGEPAGE);
+  madvise(at, end - begin, MADV_DONTNEED);
 }
 
 Result<MappedFile> MappedFile::Open(const std::string& path) {

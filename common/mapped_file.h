@@ -28,7 +28,9 @@ class MappedFile {
 
   // Tells the kernel the whole pages inside [offset, offset + length) will
   // not be read soon: they leave this process's resident memory (the page
-  // cache keeps them) and are read back from the file if touched again.
+  // cache keeps them) and are read back from the file if touched again; they
+  // are no longer mapped as part of huge pages (so that reading the bytes
+  // around them does not bring them back).
   void DropPages(size_t offset, size_t length) const;
 
  private:

@@ -7,31 +7,73 @@
 #include "inference/kernels/quant_blocks.h"
 
 namespace ragd::inference::kernels {
+namespace {
+
+// The 32 unsigned quants of block b of a GGUF row (Q8_0: q + 128; Q5_0: the
+// 5-bit q) and its scale.
+void ReadBlock(GgmlType type, const uint8_t* row, int64_t b, uint8_t q[kQK], uint16_t* d) {
+  if (type == GgmlType::kQ8_0) {
+    const auto& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
+    for (int j = 0; j < kQK; ++j) q[j] = static_cast<uint8_t>(blk.qs[j]) ^ 0x80;
+    *d = blk.d;
+  } else {
+    const auto& blk = reinterpret_cast<const BlockQ5_0*>(row)[b];
+    uint32_t qh;
+    std::memcpy(&qh, blk.qh, 4);
+    for (int j = 0; j < kQK; ++j) {
+      const uint8_t nibble = j < 16 ? blk.qs[j] & 15 : blk.qs[j - 16] >> 4;
+      q[j] = static_cast<uint8_t>(nibble | ((qh >> j) & 1) << 4);
+    }
+    *d = blk.d;
+  }
+}
+
+// Where value j (lane j/4, byte j%4) of panel row r sits in a packed block:
+// the byte, and for Q5_0 the nibble shift and the fifth bit's word and bit.
+struct Spot {
+  int byte, shift, high_byte, high_bit;
+};
+Spot SpotOf(int j, int r) {
+  const int lane = j / 4, at = 4 * r + j % 4;
+  return {64 * (lane % 4) + at, lane < 4 ? 0 : 4, 256 + 8 * lane + at / 8, at % 8};
+}
+
+}  // namespace
 
 void PackedWeightDeleter::operator()(PackedWeight* p) const { delete p; }
 
-void PackQ8Panels(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {
-  assert(w.type == GgmlType::kQ8_0 && w.n_in % kQK == 0);
+void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {
+  assert(HasPackedPanels(w.type) && w.n_in % kQK == 0);
+  const bool q8 = w.type == GgmlType::kQ8_0;
   const int64_t nb = w.n_in / kQK;
   const int64_t n_panels = (w.n_out + kPackedPanelRows - 1) / kPackedPanelRows;
+  out->type = w.type;
   out->n_blocks = nb;
-  out->panel_bytes = (static_cast<size_t>(nb) * (512 + 32) + 63) / 64 * 64;
+  out->block_bytes = q8 ? 512 : 320;
+  out->panel_bytes = (static_cast<size_t>(nb) * (out->block_bytes + 32) + 63) / 64 * 64;
   out->lines.assign(static_cast<size_t>(n_panels) * out->panel_bytes / 64, CacheLine{});
   // Rows are handed back to `release` about every 1 MiB read.
   const int64_t release_panels = std::max<int64_t>(1, (1 << 20) / (kPackedPanelRows * w.row_bytes));
   int64_t released = 0;  // rows
   for (int64_t p = 0; p < n_panels; ++p) {
     const int64_t rows = std::min<int64_t>(kPackedPanelRows, w.n_out - p * kPackedPanelRows);
-    auto* panel = const_cast<uint8_t*>(out->panel(p));
     for (int64_t r = 0; r < rows; ++r) {
-      const auto* blocks = reinterpret_cast<const BlockQ8_0*>(
-          w.data + static_cast<size_t>(p * kPackedPanelRows + r) * w.row_bytes);
+      const uint8_t* row = w.data + static_cast<size_t>(p * kPackedPanelRows + r) * w.row_bytes;
       for (int64_t b = 0; b < nb; ++b) {
-        uint8_t* q = panel + 512 * b;
+        auto* q = const_cast<uint8_t*>(out->quants(p, b));
+        uint8_t v[kQK];
+        uint16_t d;
+        ReadBlock(w.type, row, b, v, &d);
         for (int j = 0; j < kQK; ++j) {
-          q[(j / 4 * kPackedPanelRows + r) * 4 + j % 4] = static_cast<uint8_t>(blocks[b].qs[j]) ^ 0x80;
+          if (q8) {
+            q[(j / 4 * kPackedPanelRows + r) * 4 + j % 4] = v[j];
+          } else {
+            const Spot s = SpotOf(j, static_cast<int>(r));
+            q[s.byte] |= static_cast<uint8_t>((v[j] & 15) << s.shift);
+            q[s.high_byte] |= static_cast<uint8_t>((v[j] >> 4) << s.high_bit);
+          }
         }
-        std::memcpy(panel + 512 * nb + 32 * b + 2 * r, &blocks[b].d, sizeof(uint16_t));
+        std::memcpy(const_cast<uint16_t*>(out->scales(p, b)) + r, &d, sizeof(d));
       }
     }
     const int64_t done = p * kPackedPanelRows + rows;
@@ -44,13 +86,20 @@ void PackQ8Panels(const WeightView& w, const PackReleaseFn& release, PackedWeigh
 }
 
 void DequantizePackedRow(const PackedWeight& p, int64_t row, int64_t n_in, float* out) {
-  const int64_t panel = row / kPackedPanelRows, r = row % kPackedPanelRows;
+  const int64_t panel = row / kPackedPanelRows;
+  const int r = static_cast<int>(row % kPackedPanelRows);
   for (int64_t b = 0; b < n_in / kQK; ++b) {
     const uint8_t* q = p.quants(panel, b);
     const float d = HalfToFloat(p.scales(panel, b)[r]);
     for (int j = 0; j < kQK; ++j) {
-      const auto v = static_cast<int8_t>(q[(j / 4 * kPackedPanelRows + r) * 4 + j % 4] ^ 0x80);
-      out[kQK * b + j] = d * v;
+      if (p.type == GgmlType::kQ8_0) {
+        const auto v = static_cast<int8_t>(q[(j / 4 * kPackedPanelRows + r) * 4 + j % 4] ^ 0x80);
+        out[kQK * b + j] = d * v;
+      } else {  // as DequantizeRowRef: d * (q - 16) + 0 (no min)
+        const Spot s = SpotOf(j, r);
+        const int v = ((q[s.byte] >> s.shift) & 15) | ((q[s.high_byte] >> s.high_bit) & 1) << 4;
+        out[kQK * b + j] = d * static_cast<float>(v - 16) + 0.0f;
+      }
     }
   }
 }

@@ -5,8 +5,8 @@
 // against one activation row, and the scale product d_w*d_a is one multiply
 // per block for the 16 rows instead of one per row pair. Each output still
 // takes exactly LegacyTile's float steps, so rows are bitwise those of the
-// one-row kernels. A Q8_0 weight packed at load (packed_weight.h) is read in
-// the same panels, never repacked. Included only by kernels_avx512.cpp;
+// one-row kernels. Q8_0 and Q5_0 weights packed at load (packed_weight.h)
+// are read in the same panels, never repacked. Included only by kernels_avx512.cpp;
 // internal linkage. The lane sums become floats by the kMagic subtraction
 // (x86_legacy_tiles.h).
 #pragma once
@@ -114,16 +114,37 @@ void MulRowsLegacyPanelT(const WeightView& w, const uint8_t* act, size_t act_str
   }
 }
 
-// Rows [r0, r1) (r0 a multiple of 16) of a Q8_0 weight packed in panels
-// (packed_weight.h) times m Q8A activation rows, for every m: no repacking,
-// and the panel after next streams in spread over the tiles' block steps.
-void MulRowsPackedQ8(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
-                     int64_t ldy, int64_t r0, int64_t r1) {
-  assert(w.type == GgmlType::kQ8_0 && r0 % kPanelRows == 0);
+// The 8 lane vectors of a packed Q5_0 block (packed_weight.h) as the 64
+// unsigned quants per lane the panel tile reads: nibbles split and masked,
+// the fifth bits added where their mask bits are set.
+inline void UnpackPackedQ5(const uint8_t* src, uint8_t* dst) {
+  const __m512i low4 = _mm512_set1_epi8(15), five = _mm512_set1_epi8(16);
+  __mmask64 fifth[8];
+  std::memcpy(fifth, src + 256, sizeof(fifth));
+  for (int k = 0; k < 4; ++k) {
+    const __m512i n = _mm512_loadu_si512(src + 64 * k);
+    const __m512i lo = _mm512_and_si512(n, low4);
+    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(n, 4), low4);
+    _mm512_storeu_si512(dst + 64 * k, _mm512_mask_add_epi8(lo, fifth[k], lo, five));
+    _mm512_storeu_si512(dst + 64 * (k + 4), _mm512_mask_add_epi8(hi, fifth[k + 4], hi, five));
+  }
+}
+
+// Rows [r0, r1) (r0 a multiple of 16) of a weight packed in panels
+// (packed_weight.h: Q8_0 or Q5_0) times m Q8A activation rows, for every m:
+// Q8_0 panels are multiplied where they lie, Q5_0 ones unpacked once per
+// panel into the same form; the panel after next streams in spread over the
+// tiles' block steps.
+template <GgmlType kType>
+void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                    int64_t ldy, int64_t r0, int64_t r1) {
+  assert(w.packed->type == kType && r0 % kPanelRows == 0);
   thread_local std::vector<int32_t> offs;
+  thread_local std::vector<CacheLine> unpacked;
   const PackedWeight& pw = *w.packed;
   const int64_t nb = w.n_in / kQK, n_panels = (w.n_out + kPanelRows - 1) / kPanelRows;
-  LaneOffsets<GgmlType::kQ8_0>(act, act_stride, m, nb, kMagicBits, &offs);
+  LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
+  if (kType != GgmlType::kQ8_0) unpacked.resize(static_cast<size_t>(8 * nb));
   using TileFn = void (*)(const uint8_t*, const uint16_t*, int64_t, const uint8_t* const*,
                           const int32_t* const*, float*, int64_t, __mmask16, SpreadPrefetch);
   static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1, uint16_t>,
@@ -134,6 +155,12 @@ void MulRowsPackedQ8(const WeightView& w, const uint8_t* act, size_t act_stride,
     const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
     const uint8_t* ahead = panel + 2 < n_panels ? pw.panel(panel + 2) : nullptr;
+    const uint8_t* quants = pw.quants(panel, 0);
+    if constexpr (kType != GgmlType::kQ8_0) {
+      for (int64_t b = 0; b < nb; ++b)
+        UnpackPackedQ5(pw.quants(panel, b), reinterpret_cast<uint8_t*>(unpacked.data() + 8 * b));
+      quants = reinterpret_cast<const uint8_t*>(unpacked.data());
+    }
     for (int64_t t = 0; t < n_tiles; ++t) {
       const uint8_t* acts[kLegacyPanelCols];
       const int32_t* o[kLegacyPanelCols];
@@ -143,15 +170,22 @@ void MulRowsPackedQ8(const WeightView& w, const uint8_t* act, size_t act_stride,
         pf = SpreadPrefetch(ahead + pw.panel_bytes * t / n_tiles, ahead + pw.panel_bytes * (t + 1) / n_tiles,
                             nb);
       }
-      kTiles[cols - 1](pw.quants(panel, 0), pw.scales(panel, 0), nb, acts, o,
-                       y + t * kLegacyPanelCols * ldy + p0, ldy, mask, pf);
+      kTiles[cols - 1](quants, pw.scales(panel, 0), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0, ldy,
+                       mask, pf);
     }
   }
 }
 
+void MulRowsPacked(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                   int64_t ldy, int64_t r0, int64_t r1) {
+  if (w.packed->type == GgmlType::kQ8_0)
+    return MulRowsPackedT<GgmlType::kQ8_0>(w, act, act_stride, m, y, ldy, r0, r1);
+  MulRowsPackedT<GgmlType::kQ5_0>(w, act, act_stride, m, y, ldy, r0, r1);
+}
+
 bool PackAvx512(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {
-  if (w.type != GgmlType::kQ8_0) return false;
-  PackQ8Panels(w, release, out);
+  if (!HasPackedPanels(w.type)) return false;
+  PackPanels(w, release, out);
   return true;
 }
 
