@@ -45,7 +45,8 @@ double StatusMiB(const char* field) {
 
 // Resident memory by kind, from /proc/self/smaps: the mapped model file, the
 // malloc heap (with what malloc itself counts as in use and as free), other
-// anonymous memory (thread arenas, stacks, large blocks) and the rest (code).
+// anonymous memory (thread arenas, stacks, large blocks: the weights packed at
+// load, kernels.h PackWeight, are malloc's mmapped blocks) and the rest (code).
 void PrintMemory(const std::string& model_path) {
   std::ifstream in("/proc/self/smaps");
   std::string line, name;

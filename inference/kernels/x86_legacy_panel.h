@@ -6,9 +6,9 @@
 // per block for the 16 rows instead of one per row pair. Each output still
 // takes exactly LegacyTile's float steps, so rows are bitwise those of the
 // one-row kernels. Q8_0 and Q5_0 weights packed at load (packed_weight.h)
-// are read in the same panels, never repacked. Included only by kernels_avx512.cpp;
-// internal linkage. The lane sums become floats by the kMagic subtraction
-// (x86_legacy_tiles.h).
+// are read in the same panels, never repacked. Included only by
+// kernels_avx512.cpp; internal linkage. The lane sums become floats by the
+// kMagic subtraction (x86_legacy_tiles.h).
 #pragma once
 
 #include <immintrin.h>
