@@ -24,29 +24,23 @@
 namespace ragd::inference::kernels {
 namespace {
 
-// The 16 rows' block scales of a panel, as floats.
-inline __m512 PanelScales(const float* s) { return _mm512_loadu_ps(s); }
-inline __m512 PanelScales(const uint16_t* s) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
-}
-
 // y[c*ldy + lane r] for C activation rows (offs: their lane offsets plus
 // kMagicBits, 8 per block) and the 16 weight rows of a panel (block b: its
 // quants at q + 512*b, its scales at scale + 16*b; store_mask: the rows that
-// exist). pf.Next() runs once per block.
-template <int C, typename Scale>
-void LegacyPanelTile(const uint8_t* q, const Scale* scale, int64_t nb, const uint8_t* const* acts,
+// exist). pf->Next(), when pf is set, runs once per block.
+template <int C>
+void LegacyPanelTile(const uint8_t* q, const float* scale, int64_t nb, const uint8_t* const* acts,
                      const int32_t* const* offs, float* y, int64_t ldy, __mmask16 store_mask,
-                     SpreadPrefetch pf) {
+                     SpreadPrefetch* pf) {
   __m512 acc[C][8];
   for (int c = 0; c < C; ++c) {
     for (int l = 0; l < 8; ++l) acc[c][l] = _mm512_setzero_ps();
   }
   const __m512 magic = _mm512_set1_ps(kMagic);
   for (int64_t b = 0; b < nb; ++b) {
-    pf.Next();
+    if (pf != nullptr) pf->Next();
     const uint8_t* wq = q + b * 8 * 64;
-    const __m512 dw = PanelScales(scale + b * kPanelRows);
+    const __m512 dw = _mm512_loadu_ps(scale + b * kPanelRows);
     __m512 d[C];
     const int8_t* aq[C];
     for (int c = 0; c < C; ++c) {
@@ -96,8 +90,8 @@ void MulRowsLegacyPanelT(const WeightView& w, const uint8_t* act, size_t act_str
   const int64_t nb = w.n_in / kQK;
   LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
   using TileFn = void (*)(const uint8_t*, const float*, int64_t, const uint8_t* const*, const int32_t* const*,
-                          float*, int64_t, __mmask16, SpreadPrefetch);
-  static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1, float>, LegacyPanelTile<2, float>};
+                          float*, int64_t, __mmask16, SpreadPrefetch*);
+  static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1>, LegacyPanelTile<2>};
   const int64_t n_tiles = (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
   for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
     const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
@@ -109,7 +103,7 @@ void MulRowsLegacyPanelT(const WeightView& w, const uint8_t* act, size_t act_str
       const int32_t* o[kLegacyPanelCols];
       const int cols = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
       kTiles[cols - 1](panel.q.data(), panel.scale.data(), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0,
-                       ldy, mask, SpreadPrefetch());
+                       ldy, mask, nullptr);
     }
   }
 }
@@ -133,22 +127,24 @@ inline void UnpackPackedQ5(const uint8_t* src, uint8_t* dst) {
 // Rows [r0, r1) (r0 a multiple of 16) of a weight packed in panels
 // (packed_weight.h: Q8_0 or Q5_0) times m Q8A activation rows, for every m:
 // Q8_0 panels are multiplied where they lie, Q5_0 ones unpacked once per
-// panel into the same form; the panel after next streams in spread over the
-// tiles' block steps.
+// panel into the same form, and each panel's half-precision scales are
+// converted once for all its tiles; the panel after next streams in spread
+// over the block steps of its first tiles.
 template <GgmlType kType>
 void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
                     int64_t ldy, int64_t r0, int64_t r1) {
   assert(w.packed->type == kType && r0 % kPanelRows == 0);
   thread_local std::vector<int32_t> offs;
   thread_local std::vector<CacheLine> unpacked;
+  thread_local std::vector<float> scales;
   const PackedWeight& pw = *w.packed;
   const int64_t nb = w.n_in / kQK, n_panels = (w.n_out + kPanelRows - 1) / kPanelRows;
   LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
   if (kType != GgmlType::kQ8_0) unpacked.resize(static_cast<size_t>(8 * nb));
-  using TileFn = void (*)(const uint8_t*, const uint16_t*, int64_t, const uint8_t* const*,
-                          const int32_t* const*, float*, int64_t, __mmask16, SpreadPrefetch);
-  static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1, uint16_t>,
-                                                      LegacyPanelTile<2, uint16_t>};
+  scales.resize(static_cast<size_t>(kPanelRows * nb));
+  using TileFn = void (*)(const uint8_t*, const float*, int64_t, const uint8_t* const*, const int32_t* const*,
+                          float*, int64_t, __mmask16, SpreadPrefetch*);
+  static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1>, LegacyPanelTile<2>};
   const int64_t n_tiles = (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
   for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
     const int64_t panel = p0 / kPanelRows;
@@ -156,6 +152,10 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
     const uint8_t* ahead = panel + 2 < n_panels ? pw.panel(panel + 2) : nullptr;
     const uint8_t* quants = pw.quants(panel, 0);
+    for (int64_t b = 0; b < nb; ++b) {
+      const __m256i half = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pw.scales(panel, b)));
+      _mm512_storeu_ps(scales.data() + kPanelRows * b, _mm512_cvtph_ps(half));
+    }
     if constexpr (kType != GgmlType::kQ8_0) {
       for (int64_t b = 0; b < nb; ++b)
         UnpackPackedQ5(pw.quants(panel, b), reinterpret_cast<uint8_t*>(unpacked.data() + 8 * b));
@@ -165,13 +165,16 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
       const uint8_t* acts[kLegacyPanelCols];
       const int32_t* o[kLegacyPanelCols];
       const int cols = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
-      SpreadPrefetch pf;  // slice t of the panel after next
-      if (ahead != nullptr) {
-        pf = SpreadPrefetch(ahead + pw.panel_bytes * t / n_tiles, ahead + pw.panel_bytes * (t + 1) / n_tiles,
-                            nb);
+      // The panel after next streams in over the first few tiles (a slice
+      // each): with many tiles (a prompt) the others need not check.
+      SpreadPrefetch pf;
+      const int64_t pf_tiles = n_tiles < 4 ? n_tiles : 4;
+      if (ahead != nullptr && t < pf_tiles) {
+        pf = SpreadPrefetch(ahead + pw.panel_bytes * t / pf_tiles,
+                            ahead + pw.panel_bytes * (t + 1) / pf_tiles, nb);
       }
-      kTiles[cols - 1](quants, pw.scales(panel, 0), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0, ldy,
-                       mask, pf);
+      kTiles[cols - 1](quants, scales.data(), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0, ldy, mask,
+                       t < pf_tiles ? &pf : nullptr);
     }
   }
 }
