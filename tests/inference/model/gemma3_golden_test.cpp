@@ -13,16 +13,21 @@
 // attention and its softmax), so on an x86 CPU with AVX2 the logits are
 // expected to be bitwise equal (max difference 0). This model amplifies any
 // rounding difference to ~0.2 logits within a few layers, so the thresholds
-// below hold only for an exact reproduction.
+// below hold only for an exact reproduction. Gemma3Packing checks that the
+// weights packed at load are no longer read from the file.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "inference/gguf.h"
+#include "inference/kernels/kernel_set.h"
 #include "inference/kernels/kernels.h"
 #include "inference/models/model.h"
 #include "tests/inference/model/real_model.h"
@@ -141,6 +146,44 @@ TEST(Gemma3Golden, TeacherForcedTop1Agreement) {
       "%.4g\n",
       agree, total, rate, max_diff, sum_diff / std::max(n_diff, 1));
   EXPECT_GE(rate, kMinAgreement);
+}
+
+// The tensors the kernels pack at load (kernels.h PackWeight) are read from
+// their packed copies only: after a forward pass none of their file pages
+// (those wholly inside the tensor) is mapped in this process any more, so
+// the model's resident memory stays one copy of the weights.
+TEST(Gemma3Packing, PackedTensorsLeaveTheFileMapping) {
+  Fixture& f = Get();
+  ASSERT_NE(f.model, nullptr);
+  auto cache = f.model->NewCache(8);
+  const std::vector<int32_t> tokens = {2, 818, 5279, 529};
+  std::vector<float> logits;
+  SequenceStep step{cache.get(), tokens, false, &logits};
+  ASSERT_TRUE(f.model->Forward(std::span<SequenceStep>(&step, 1), f.pool.get()).ok());
+
+  const int fd = open("/proc/self/pagemap", O_RDONLY);
+  ASSERT_GE(fd, 0);
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  int64_t checked = 0, mapped = 0;
+  for (const GgufTensor& t : f.file->tensors()) {
+    if (t.n_dims != 2 || !kernels::HasPackedPanels(t.type)) continue;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(t.data) + page - 1) / page * page;
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(t.data) + t.n_bytes) / page * page;
+    for (uintptr_t p = begin; p < end; p += page) {
+      uint64_t entry = 0;
+      ASSERT_EQ(static_cast<ssize_t>(sizeof(entry)),
+                pread(fd, &entry, sizeof(entry), p / page * sizeof(entry)));
+      mapped += static_cast<int64_t>(entry >> 63);  // bit 63: present
+      ++checked;
+    }
+  }
+  close(fd);
+  ASSERT_GT(checked, 0) << "the model has Q8_0 and Q5_0 matrices";
+  if (kernels::ActiveKernels().pack == nullptr) {
+    EXPECT_GT(mapped, 0) << kernels::ActiveKernels().name << " packs nothing: the products read the file";
+  } else {
+    EXPECT_EQ(mapped, 0) << "of " << checked << " pages of packed tensors";
+  }
 }
 
 }  // namespace
