@@ -86,8 +86,8 @@ using PackedWeightPtr = std::unique_ptr<kernels::PackedWeight, kernels::PackedWe
 // where they read w's GGUF blocks as they are. On AVX-512 VNNI: Q8_0 and
 // Q5_0 as 16-row panels (same size as the blocks), so that no product
 // repacks them per step (the tied output matrix and most layer matrices of
-// Gemma 3: see bench_kernels --batch). The result must outlive every view pointing to
-// it; results are bitwise those of the GGUF layout.
+// Gemma 3: see bench_kernels --batch). The result must outlive every view
+// pointing to it; products are bitwise those of the GGUF layout.
 PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release = {});
 
 // y[i][o] = sum_k x[i][k] * W[o][k] for i < m: x is m rows of n_in floats,
