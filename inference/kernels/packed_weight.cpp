@@ -18,24 +18,24 @@ void ReadBlock(GgmlType type, const uint8_t* row, int64_t b, uint8_t q[kQK], uin
     *d = blk.d;
   } else {
     const auto& blk = reinterpret_cast<const BlockQ5_0*>(row)[b];
-    uint32_t qh;
-    std::memcpy(&qh, blk.qh, 4);
-    for (int j = 0; j < kQK; ++j) {
-      const uint8_t nibble = j < 16 ? blk.qs[j] & 15 : blk.qs[j - 16] >> 4;
-      q[j] = static_cast<uint8_t>(nibble | ((qh >> j) & 1) << 4);
-    }
+    UnpackQ5Quants(blk, q);
     *d = blk.d;
   }
 }
 
-// Where value j (lane j/4, byte j%4) of panel row r sits in a packed block:
-// the byte, and for Q5_0 the nibble shift and the fifth bit's word and bit.
+// Byte j % 4 of lane j / 4 of panel row r in the kernel's 64-byte lane
+// vectors: a packed Q8_0 block holds value j of row r there.
+int LaneByte(int j, int r) { return 64 * (j / 4) + 4 * r + j % 4; }
+
+// Where value j of panel row r sits in a packed Q5_0 block: its nibble's
+// byte and shift (lanes 4..7 in the high nibbles of lanes 0..3), its fifth
+// bit's byte and bit.
 struct Spot {
   int byte, shift, high_byte, high_bit;
 };
 Spot SpotOf(int j, int r) {
   const int lane = j / 4, at = 4 * r + j % 4;
-  return {64 * (lane % 4) + at, lane < 4 ? 0 : 4, 256 + 8 * lane + at / 8, at % 8};
+  return {LaneByte(j % 16, r), lane < 4 ? 0 : 4, 256 + 8 * lane + at / 8, at % 8};
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight*
         ReadBlock(w.type, row, b, v, &d);
         for (int j = 0; j < kQK; ++j) {
           if (q8) {
-            q[(j / 4 * kPackedPanelRows + r) * 4 + j % 4] = v[j];
+            q[LaneByte(j, static_cast<int>(r))] = v[j];
           } else {
             const Spot s = SpotOf(j, static_cast<int>(r));
             q[s.byte] |= static_cast<uint8_t>((v[j] & 15) << s.shift);
@@ -93,7 +93,7 @@ void DequantizePackedRow(const PackedWeight& p, int64_t row, int64_t n_in, float
     const float d = HalfToFloat(p.scales(panel, b)[r]);
     for (int j = 0; j < kQK; ++j) {
       if (p.type == GgmlType::kQ8_0) {
-        const auto v = static_cast<int8_t>(q[(j / 4 * kPackedPanelRows + r) * 4 + j % 4] ^ 0x80);
+        const auto v = static_cast<int8_t>(q[LaneByte(j, r)] ^ 0x80);
         out[kQK * b + j] = d * v;
       } else {  // as DequantizeRowRef: d * (q - 16) + 0 (no min)
         const Spot s = SpotOf(j, r);

@@ -105,6 +105,23 @@ static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8A) == 40 && sizeof(BlockQ8K) == 292);
 
+// The 32 unsigned quants of a legacy block in value order: 0..15 (Q4_0,
+// Q4_1) or 0..31 (Q5_0, Q5_1).
+template <typename Block>
+void UnpackNibbleQuants(const Block& b, uint8_t* q) {
+  for (int j = 0; j < 16; ++j) {
+    q[j] = b.qs[j] & 15;
+    q[j + 16] = b.qs[j] >> 4;
+  }
+}
+template <typename Block>
+void UnpackQ5Quants(const Block& b, uint8_t* q) {
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, 4);
+  UnpackNibbleQuants(b, q);
+  for (int j = 0; j < 32; ++j) q[j] |= ((qh >> j) & 1) << 4;
+}
+
 // IEEE half -> float, exact (subnormals, inf and NaN included).
 inline float HalfToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;

@@ -9,23 +9,6 @@
 namespace ragd::inference::kernels {
 namespace {
 
-// Unpacks the 32 unsigned quants of a legacy block (0..15 or 0..31).
-template <typename Block>
-void UnpackNibbles(const Block& b, uint8_t* q) {
-  for (int j = 0; j < 16; ++j) {
-    q[j] = b.qs[j] & 15;
-    q[j + 16] = b.qs[j] >> 4;
-  }
-}
-
-template <typename Block>
-void UnpackQ5(const Block& b, uint8_t* q) {
-  uint32_t qh;
-  std::memcpy(&qh, b.qh, 4);
-  UnpackNibbles(b, q);
-  for (int j = 0; j < 32; ++j) q[j] |= ((qh >> j) & 1) << 4;
-}
-
 // The 256 unsigned quants of a Q4_K/Q5_K block in value order.
 void UnpackQ4K(const BlockQ4_K& b, uint8_t* q) {
   for (int c = 0; c < 4; ++c) {
@@ -242,13 +225,13 @@ void DequantizeRowRef(GgmlType type, const uint8_t* row, int64_t n, float* out) 
       }
       return;
     case GgmlType::kQ4_0:
-      return DequantLegacy<BlockQ4_0, UnpackNibbles<BlockQ4_0>, 8, false>(row, n, out);
+      return DequantLegacy<BlockQ4_0, UnpackNibbleQuants<BlockQ4_0>, 8, false>(row, n, out);
     case GgmlType::kQ4_1:
-      return DequantLegacy<BlockQ4_1, UnpackNibbles<BlockQ4_1>, 0, true>(row, n, out);
+      return DequantLegacy<BlockQ4_1, UnpackNibbleQuants<BlockQ4_1>, 0, true>(row, n, out);
     case GgmlType::kQ5_0:
-      return DequantLegacy<BlockQ5_0, UnpackQ5<BlockQ5_0>, 16, false>(row, n, out);
+      return DequantLegacy<BlockQ5_0, UnpackQ5Quants<BlockQ5_0>, 16, false>(row, n, out);
     case GgmlType::kQ5_1:
-      return DequantLegacy<BlockQ5_1, UnpackQ5<BlockQ5_1>, 0, true>(row, n, out);
+      return DequantLegacy<BlockQ5_1, UnpackQ5Quants<BlockQ5_1>, 0, true>(row, n, out);
     case GgmlType::kQ8_0: {
       const auto* w = reinterpret_cast<const BlockQ8_0*>(row);
       for (int64_t b = 0; b < n / kQK; ++b) {
@@ -311,13 +294,13 @@ float VecDotRef(GgmlType type, int64_t n, const uint8_t* w, const uint8_t* a) {
     case GgmlType::kBF16:
       return DotHalfF32<Bf16ToFloat>(n, w, a);
     case GgmlType::kQ4_0:
-      return DotLegacy<BlockQ4_0, UnpackNibbles<BlockQ4_0>, 8, false>(n, w, a);
+      return DotLegacy<BlockQ4_0, UnpackNibbleQuants<BlockQ4_0>, 8, false>(n, w, a);
     case GgmlType::kQ4_1:
-      return DotLegacy<BlockQ4_1, UnpackNibbles<BlockQ4_1>, 0, true>(n, w, a);
+      return DotLegacy<BlockQ4_1, UnpackNibbleQuants<BlockQ4_1>, 0, true>(n, w, a);
     case GgmlType::kQ5_0:
-      return DotLegacy<BlockQ5_0, UnpackQ5<BlockQ5_0>, 16, false>(n, w, a);
+      return DotLegacy<BlockQ5_0, UnpackQ5Quants<BlockQ5_0>, 16, false>(n, w, a);
     case GgmlType::kQ5_1:
-      return DotLegacy<BlockQ5_1, UnpackQ5<BlockQ5_1>, 0, true>(n, w, a);
+      return DotLegacy<BlockQ5_1, UnpackQ5Quants<BlockQ5_1>, 0, true>(n, w, a);
     case GgmlType::kQ8_0:
       return DotQ8_0(n, w, a);
     case GgmlType::kQ4_K:

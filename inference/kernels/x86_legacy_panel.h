@@ -146,6 +146,9 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
                           float*, int64_t, __mmask16, SpreadPrefetch*);
   static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1>, LegacyPanelTile<2>};
   const int64_t n_tiles = (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
+  // The panel after next streams in over the first few tiles (a slice each):
+  // with many tiles (a prompt) the others need not check.
+  const int64_t pf_tiles = n_tiles < 4 ? n_tiles : 4;
   for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
     const int64_t panel = p0 / kPanelRows;
     const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
@@ -165,10 +168,7 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
       const uint8_t* acts[kLegacyPanelCols];
       const int32_t* o[kLegacyPanelCols];
       const int cols = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
-      // The panel after next streams in over the first few tiles (a slice
-      // each): with many tiles (a prompt) the others need not check.
       SpreadPrefetch pf;
-      const int64_t pf_tiles = n_tiles < 4 ? n_tiles : 4;
       if (ahead != nullptr && t < pf_tiles) {
         pf = SpreadPrefetch(ahead + pw.panel_bytes * t / pf_tiles,
                             ahead + pw.panel_bytes * (t + 1) / pf_tiles, nb);
