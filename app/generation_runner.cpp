@@ -71,7 +71,7 @@ struct RunState {
   void SendEvent(const Json& j) { response->Write("data: " + DumpJson(j) + "\n\n"); }
 
   void StartStream() {
-    response->StartStream(200, "text/event-stream");
+    response->StartStream(200, "text/event-stream; charset=utf-8");
     streaming_started = true;
     if (plan.shape == ResponseShape::kAsk) {
       SendEvent({{"type", "citations"}, {"id", id}, {"citations", CitationsJson(plan.sources)}});

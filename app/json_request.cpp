@@ -1,6 +1,7 @@
 #include "app/json_request.h"
 
 #include <cmath>
+#include <string_view>
 
 #include "common/text.h"
 
@@ -104,7 +105,28 @@ std::string ErrorTypeFor(StatusCode code) {
   }
 }
 
-std::string DumpJson(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string DumpJson(const Json& j) {
+  std::string raw = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // Outside strings the dump is ASCII, so these UTF-8 sequences are always
+  // characters inside strings; escaping them keeps the value and the line.
+  // U+0085 is C2 85; U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+  size_t i = raw.find_first_of("\xC2\xE2");
+  if (i == std::string::npos) return raw;
+  std::string out(raw, 0, i);
+  for (; i < raw.size(); ++i) {
+    const std::string_view rest = std::string_view(raw).substr(i);
+    if (rest.starts_with("\xC2\x85")) {
+      out += "\\u0085";
+      i += 1;
+    } else if (rest.starts_with("\xE2\x80\xA8") || rest.starts_with("\xE2\x80\xA9")) {
+      out += rest[2] == '\xA8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += raw[i];
+    }
+  }
+  return out;
+}
 
 HttpResponse JsonResponse(int http_status, const Json& body) { return HttpResponse::Json(http_status, DumpJson(body)); }
 

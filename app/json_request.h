@@ -35,7 +35,9 @@ std::string ErrorTypeFor(StatusCode code);
 HttpResponse ErrorResponse(const Status& status);
 HttpResponse JsonResponse(int http_status, const Json& body);
 
-// Serializes without throwing on invalid UTF-8 (replaced by U+FFFD).
+// Serializes without throwing on invalid UTF-8 (replaced by U+FFFD). U+0085,
+// U+2028 and U+2029 are written as \u escapes: clients that split text on
+// every Unicode line break (Python's str.splitlines) would cut an SSE line.
 std::string DumpJson(const Json& j);
 
 }  // namespace ragd::app

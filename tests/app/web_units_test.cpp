@@ -99,6 +99,23 @@ TEST(JsonRequestTest, FieldErrorsNameTheField) {
   EXPECT_EQ(ErrorTypeFor(StatusCode::kPermissionDenied), "permission_error");
 }
 
+TEST(JsonRequestTest, DumpKeepsUnicodeLineBreaksOffTheLine) {
+  // NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR are escaped; an emoji with a
+  // 0x85 byte is kept, a byte that is not UTF-8 becomes U+FFFD.
+  const Json j = {{"text",
+                   "a\xC2\x85"
+                   "b\xE2\x80\xA8"
+                   "c\xE2\x80\xA9"
+                   "d \xF0\x9F\x98\x85 \xFF"}};
+  const std::string dumped = DumpJson(j);
+  EXPECT_EQ(dumped, "{\"text\":\"a\\u0085b\\u2028c\\u2029d \xF0\x9F\x98\x85 \xEF\xBF\xBD\"}");
+  EXPECT_EQ(Json::parse(dumped)["text"],
+            "a\xC2\x85"
+            "b\xE2\x80\xA8"
+            "c\xE2\x80\xA9"
+            "d \xF0\x9F\x98\x85 \xEF\xBF\xBD");
+}
+
 TEST(MetricsTest, RendersCountersAndCumulativeHistograms) {
   Metrics m;
   m.CountRequest("/v1/ask", 200, 0.2);

@@ -143,7 +143,9 @@ def test_tokenize_and_detokenize(server):
 def test_raw_stream_wire_format(server):
     r = requests.post(server.url + "/v1/chat/completions", headers=server.headers(), stream=True,
                       json={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "stream": True})
-    assert r.headers["content-type"].startswith("text/event-stream")
+    # With a charset, requests decodes UTF-8; without one it takes ISO-8859-1
+    # and str.splitlines cuts lines at the 0x85 byte of an emoji like U+1F605.
+    assert r.headers["content-type"] == "text/event-stream; charset=utf-8"
     lines = [l for l in r.iter_lines(decode_unicode=True) if l]
     assert all(l.startswith("data: ") for l in lines)
     assert lines[-1] == "data: [DONE]"
