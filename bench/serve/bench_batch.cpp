@@ -8,7 +8,9 @@
 // Decode: B sequences, each with --context positions already in its cache,
 // one new token each per step: ms per step and aggregate tok/s for B = 1, 2,
 // 4, 8, 16. Verification: one sequence fed 1 + k tokens per step (k draft
-// tokens), all logits: ms per step for k = 0, 2, 4, 8.
+// tokens), all logits: ms per step for k = 0, 2, 4, 8. Sampling: what the
+// scheduler spends per sequence and step choosing a token from real logits,
+// with the default sampling options and greedy.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +24,7 @@
 #include "inference/gguf.h"
 #include "inference/kernels/kernels.h"
 #include "inference/models/model.h"
+#include "inference/tokenizer/sampler.h"
 
 using namespace ragd::inference;
 using ragd::Status;
@@ -152,6 +155,24 @@ int main(int argc, char** argv) {
     const double ms = StepMs(**model, pool, one, 1 + k, steps, context);
     if (plain == 0) plain = ms;
     std::printf("  %2d | %7.2f ms | %5.2fx\n", k, ms, ms / plain);
+  }
+  // The last position's logits of the one sequence.
+  const auto n_vocab = static_cast<size_t>((**model).config().n_vocab);
+  const std::span<const float> logits(one[0].logits.data() + one[0].logits.size() - n_vocab, n_vocab);
+  std::printf("sampling one token from %zu logits, per sequence and step:\n", n_vocab);
+  for (float temperature : {SamplingOptions().temperature, 0.0f}) {
+    SamplingOptions o;
+    o.temperature = temperature;
+    o.seed = 1;
+    auto sampler = Sampler::Create(o, static_cast<int>(n_vocab));
+    if (!sampler.ok()) return 1;
+    constexpr int kDraws = 200;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kDraws; ++i) sampler->Sample(logits, {});
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / kDraws;
+    std::printf("  temperature %.1f (top-k %d, top-p %.2f, min-p %.2f) | %6.3f ms\n", temperature, o.top_k,
+                o.top_p, o.min_p, ms);
   }
   return 0;
 }

@@ -48,6 +48,13 @@ int64_t ArgmaxRef(const float* x, int64_t n, float* max) {
   return best;
 }
 
+int64_t FindAtLeastRef(const float* x, int64_t begin, int64_t n, float t) {
+  for (int64_t i = begin; i < n; ++i) {
+    if (x[i] >= t) return i;
+  }
+  return n;
+}
+
 const ElementwiseSet& ActiveElementwise() {
   static const ElementwiseSet& set = []() -> const ElementwiseSet& {
     const std::string name = ActiveKernels().name;
@@ -58,7 +65,7 @@ const ElementwiseSet& ActiveElementwise() {
   return set;
 }
 
-const ElementwiseSet kScalarElementwise = {GeluTanhRef, SoftmaxRef, ArgmaxRef};
+const ElementwiseSet kScalarElementwise = {GeluTanhRef, SoftmaxRef, ArgmaxRef, FindAtLeastRef};
 
 }  // namespace kernels
 
@@ -194,6 +201,10 @@ void GeluTanh(float* x, int64_t n) { kernels::ActiveElementwise().gelu_tanh(x, n
 
 int64_t Argmax(const float* x, int64_t n, float* max) {
   return kernels::ActiveElementwise().argmax(x, n, max);
+}
+
+int64_t FindAtLeast(const float* x, int64_t begin, int64_t n, float t) {
+  return kernels::ActiveElementwise().find_at_least(x, begin, n, t);
 }
 
 }  // namespace ragd::inference

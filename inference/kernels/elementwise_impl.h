@@ -10,11 +10,13 @@ struct ElementwiseSet {
   void (*gelu_tanh)(float* x, int64_t n);
   void (*softmax)(float* x, int64_t n);
   int64_t (*argmax)(const float* x, int64_t n, float* max);
+  int64_t (*find_at_least)(const float* x, int64_t begin, int64_t n, float t);
 };
 
 void GeluTanhRef(float* x, int64_t n);
 void SoftmaxRef(float* x, int64_t n);
 int64_t ArgmaxRef(const float* x, int64_t n, float* max);
+int64_t FindAtLeastRef(const float* x, int64_t begin, int64_t n, float t);
 
 extern const ElementwiseSet kScalarElementwise;
 extern const ElementwiseSet kAvx2Elementwise;

@@ -146,6 +146,9 @@ void GeluTanhHalf(float* x, int64_t n);
 // Vectorized; the same index on every kernel set.
 int64_t Argmax(const float* x, int64_t n, float* max);
 
+// The first i in [begin, n) with x[i] >= t (NaN never is), or n. Vectorized.
+int64_t FindAtLeast(const float* x, int64_t begin, int64_t n, float t);
+
 // Name of the kernel set chosen for this CPU ("avx512vnni", "avx2", "scalar").
 std::string KernelIsaName();
 

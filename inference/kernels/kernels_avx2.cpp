@@ -39,6 +39,6 @@ void MulRowsAvx2(const WeightView& w, const uint8_t* act, size_t act_stride, int
 }  // namespace
 
 const KernelSet kAvx2Kernels = {"avx2", QuantizeQ8AX86, QuantizeQ8KX86, VecDotX86, PrepareAvx2, MulRowsAvx2};
-const ElementwiseSet kAvx2Elementwise = {GeluTanhX86, SoftmaxX86, ArgmaxX86};
+const ElementwiseSet kAvx2Elementwise = {GeluTanhX86, SoftmaxX86, ArgmaxX86, FindAtLeastX86};
 
 }  // namespace ragd::inference::kernels

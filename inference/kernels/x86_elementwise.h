@@ -106,5 +106,18 @@ int64_t ArgmaxX86(const float* x, int64_t n, float* max) {
   return 0;  // not reached: m is one of the values
 }
 
+int64_t FindAtLeastX86(const float* x, int64_t begin, int64_t n, float t) {
+  const __m256 vt = _mm256_set1_ps(t);
+  int64_t i = begin;
+  for (; i + 8 <= n; i += 8) {
+    const int hits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), vt, _CMP_GE_OQ));
+    if (hits != 0) return i + __builtin_ctz(static_cast<unsigned>(hits));
+  }
+  for (; i < n; ++i) {
+    if (x[i] >= t) return i;
+  }
+  return n;
+}
+
 }  // namespace
 }  // namespace ragd::inference::kernels

@@ -95,16 +95,23 @@ TokenId Sampler::Sample(std::span<const float> logits, std::span<const TokenId> 
   if (max_logit == std::numeric_limits<float>::infinity()) return static_cast<TokenId>(best);
 
   // top-k: the k best, in no particular order, with a k-sized heap whose
-  // front is the worst kept (one pass, no copy of the vocabulary).
+  // front is the worst kept (one pass, no copy of the vocabulary). Once the
+  // heap is full only a logit >= the front's can enter: a vector scan skips
+  // to the next one.
   candidates_.clear();
-  const bool top_k = o.top_k > 0 && static_cast<size_t>(o.top_k) < n;
-  for (size_t i = 0; i < n; ++i) {
+  const size_t k = o.top_k > 0 && static_cast<size_t>(o.top_k) < n ? static_cast<size_t>(o.top_k) : n;
+  size_t i = 0;
+  for (; i < n && candidates_.size() < k; ++i) {
     if (!(l[i] > kNegInf)) continue;
-    const Candidate c{l[i], static_cast<TokenId>(i), 0.0f};
-    if (!top_k || candidates_.size() < static_cast<size_t>(o.top_k)) {
-      candidates_.push_back(c);
-      if (top_k) std::push_heap(candidates_.begin(), candidates_.end(), Better);
-    } else if (Better(c, candidates_.front())) {
+    candidates_.push_back({l[i], static_cast<TokenId>(i), 0.0f});
+    if (k < n) std::push_heap(candidates_.begin(), candidates_.end(), Better);
+  }
+  if (k < n && candidates_.size() == k) {
+    const auto end = static_cast<int64_t>(n);
+    for (int64_t j = FindAtLeast(l, i, end, candidates_.front().logit); j < end;
+         j = FindAtLeast(l, j + 1, end, candidates_.front().logit)) {
+      const Candidate c{l[j], static_cast<TokenId>(j), 0.0f};
+      if (!Better(c, candidates_.front())) continue;
       std::pop_heap(candidates_.begin(), candidates_.end(), Better);
       candidates_.back() = c;
       std::push_heap(candidates_.begin(), candidates_.end(), Better);

@@ -119,6 +119,27 @@ TEST(Elementwise, Argmax) {
   }
 }
 
+// Every set finds the same first x[i] >= t from any start, over NaN and
+// ties, and n when there is none.
+TEST(Elementwise, FindAtLeast) {
+  std::mt19937 rng(29);
+  for (const ElementwiseSet* set : Sets()) {
+    for (int64_t n : {1, 7, 8, 9, 100, 1000}) {
+      auto x = testing::RandomFloats(n, rng, 3.0f);
+      for (int64_t i = 0; i < n; i += 3) x[i] = NAN;
+      x[n / 2] = 1.5f;  // a value equal to the threshold counts
+      for (float t : {-INFINITY, -1.0f, 1.5f, 2.9f, 4.0f}) {
+        for (int64_t begin : {int64_t{0}, int64_t{1}, n / 2, n - 1, n}) {
+          int64_t want = begin;
+          while (want < n && !(x[want] >= t)) ++want;
+          EXPECT_EQ(want, set->find_at_least(x.data(), begin, n, t))
+              << "n=" << n << " t=" << t << " from " << begin;
+        }
+      }
+    }
+  }
+}
+
 // llama.cpp's GELU: input and output rounded to half through a table.
 TEST(Elementwise, GeluTanhHalf) {
   std::vector<float> x;

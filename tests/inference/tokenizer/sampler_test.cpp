@@ -116,6 +116,30 @@ TEST(SamplerTest, TopKRestrictsSupport) {
   EXPECT_EQ(Support(Histogram(s, logits, 3000)), (std::set<TokenId>{0, 73, 46}));
 }
 
+// A Gemma-sized vocabulary: the 40 kept are the 40 best by logit, then by
+// lower id, wherever they lie; NaN and -inf never enter.
+TEST(SamplerTest, TopKOnLargeVocabulary) {
+  constexpr int kVocab = 262144;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> low(-3.0f, 0.0f);
+  std::vector<float> logits(kVocab);
+  for (float& l : logits) l = low(rng);
+  for (int i = 0; i < kVocab; i += 97) logits[i] = std::numeric_limits<float>::quiet_NaN();
+  for (int i = 5; i < kVocab; i += 89) logits[i] = -std::numeric_limits<float>::infinity();
+  std::set<TokenId> want;
+  for (int j = 0; j < 39; ++j) {
+    const TokenId id = 1 + 6700 * j;  // ids 1 .. 254601
+    logits[id] = 2.0f + 0.01f * static_cast<float>(j % 7);
+    want.insert(id);
+  }
+  logits[200003] = logits[150001] = 1.0f;  // a tie for the 40th place: the lower id wins
+  want.insert(150001);
+  SamplingOptions o = Plain(100.0f);
+  o.top_k = 40;
+  auto s = Make(o, kVocab);
+  EXPECT_EQ(Support(Histogram(s, logits, 4000)), want);
+}
+
 TEST(SamplerTest, TopPRestrictsSupport) {
   SamplingOptions o = Plain(1.0f);
   o.top_p = 0.75f;  // 0.5 + 0.3 reaches it
