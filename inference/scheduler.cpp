@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 
 #include "inference/kernels/kernels.h"
 #include "inference/models/model.h"
@@ -35,10 +36,11 @@ struct Scheduler::Job {
   double queue_ms = 0;
   bool done = false;
   // This step's input: the tokens fed (a prefill chunk, or the last sampled
-  // token followed by the draft) and the logits that come back.
+  // token followed by the draft) and the logits that come back (in the
+  // model's buffer: read before the next step).
   std::vector<TokenId> fed;
   bool prefill = false;
-  std::vector<float> logits;
+  std::span<const float> logits;
   // Speculation: the proposed draft (cut to what the step takes), the length
   // of the n-gram match it came from, and what this sequence's drafts have
   // been worth.
@@ -201,7 +203,7 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     st.cache = job->cache.get();
     st.tokens = job->fed;
     st.all_logits = !job->draft.empty();
-    st.logits = &job->logits;
+    st.logits_view = &job->logits;
     in_step.push_back(job);
   }
   // Then prompt chunks, oldest request first. A chunk leaves the blocks it
@@ -223,7 +225,7 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     SequenceStep& st = steps.emplace_back();
     st.cache = job->cache.get();
     st.tokens = job->fed;
-    st.logits = n_past + n == n_prompt ? &job->logits : nullptr;
+    st.logits_view = n_past + n == n_prompt ? &job->logits : nullptr;
     in_step.push_back(job.get());
   }
 
@@ -270,7 +272,7 @@ void Scheduler::AfterDecode(Job& job) {
   size_t accepted = 0;
   for (size_t i = 0; i < job.fed.size(); ++i) {
     FinishReason reason = FinishReason::kNone;
-    auto chunk = job.seq->Step(std::span<const float>(job.logits).subspan(i * n_vocab, n_vocab), &reason);
+    auto chunk = job.seq->Step(job.logits.subspan(i * n_vocab, n_vocab), &reason);
     if (!chunk.ok()) return Fail(job, chunk.status());
     Emit(job, *chunk);
     if (reason != FinishReason::kNone) {

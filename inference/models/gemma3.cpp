@@ -69,7 +69,7 @@ struct Scratch {
 
 // Rows of logits a step returns for one sequence.
 int64_t OutputRows(const SequenceStep& st) {
-  if (st.logits == nullptr) return 0;
+  if (st.logits == nullptr && st.logits_view == nullptr) return 0;
   return st.all_logits ? static_cast<int64_t>(st.tokens.size()) : 1;
 }
 
@@ -274,10 +274,9 @@ Status Gemma3Model::Forward(std::span<SequenceStep> steps, ThreadPool* pool) {
   out_row = 0;
   for (SequenceStep& st : steps) {
     const int64_t rows = OutputRows(st);
-    if (st.logits != nullptr) {
-      st.logits->assign(s_.logits.begin() + out_row * c.n_vocab,
-                        s_.logits.begin() + (out_row + rows) * c.n_vocab);
-    }
+    const std::span<const float> mine(s_.logits.data() + out_row * c.n_vocab, rows * c.n_vocab);
+    if (st.logits != nullptr) st.logits->assign(mine.begin(), mine.end());
+    if (st.logits_view != nullptr) *st.logits_view = mine;
     out_row += rows;
     st.cache->Advance(static_cast<int64_t>(st.tokens.size()));
   }

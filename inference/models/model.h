@@ -146,6 +146,9 @@ struct SequenceStep {
   bool all_logits = false;               // logits for every new token, not only the last
   std::vector<float>* logits = nullptr;  // out: n_vocab floats per returned position; null: none
                                          // (a prefill chunk that is not the prompt's last)
+  // Instead of `logits` (left null): the same rows, not copied, in the
+  // model's own buffer; valid until the model's next Forward.
+  std::span<const float>* logits_view = nullptr;
 };
 
 class Model {

@@ -217,6 +217,30 @@ TEST(TinyGemma, BatchedSequencesMatchSeparateRuns) {
   }
 }
 
+// A step can leave its logits in the model's buffer (logits_view) instead of
+// copying them: the same rows, bit for bit, until the next Forward.
+TEST(TinyGemma, LogitsViewHoldsTheCopiedRows) {
+  TinyGemmaSpec spec;
+  Loaded l = Load(spec, "view");
+  ASSERT_NE(l.model, nullptr);
+  Model& m = *l.model;
+  const auto a = RandomTokens(5, spec.n_vocab, 31), b = RandomTokens(3, spec.n_vocab, 32);
+  auto run = [&](bool view_b, std::vector<float>* la, std::vector<float>* lb) {
+    auto ca = m.NewCache(5), cb = m.NewCache(3);
+    std::span<const float> vb;
+    SequenceStep steps[2] = {{ca.get(), a, true, la}, {cb.get(), b, true, view_b ? nullptr : lb}};
+    if (view_b) steps[1].logits_view = &vb;
+    ASSERT_TRUE(m.Forward(steps, nullptr).ok());
+    if (view_b) lb->assign(vb.begin(), vb.end());
+  };
+  std::vector<float> copy_a, copy_b, view_a, view_b;
+  run(false, &copy_a, &copy_b);
+  run(true, &view_a, &view_b);
+  ASSERT_EQ(copy_b.size(), static_cast<size_t>(3 * spec.n_vocab));
+  EXPECT_EQ(view_a, copy_a);
+  EXPECT_EQ(view_b, copy_b);
+}
+
 TEST(TinyGemma, StepErrorsLeaveCachesUntouched) {
   TinyGemmaSpec spec;
   Loaded l = Load(spec, "err");
