@@ -3,7 +3,8 @@
 
 Starts its own `ragd serve` on a loopback port (sample corpus, a temporary
 data folder) unless --url is given, then for each client count runs that many
-clients in closed loop for --seconds: each asks the next question of
+clients in closed loop for --seconds (--rounds times, in turn with the other
+counts, figures pooled): each asks the next question of
 tests/data/sample_questions.jsonl on POST /v1/ask with "stream": true. Prints,
 per client count: requests, errors, aggregate generated tokens/s, time to first
 token p50/p95, inter-token latency p50/p95, and the share of prompt tokens that
@@ -12,11 +13,13 @@ first --warmup seconds of a level (all clients sending their first question
 at the same instant) and the drain after it (clients finishing their last
 answer one by one) are left out: throughput counts the tokens streamed inside
 the window, latencies the requests started inside it. What the opening burst
-costs is printed on a line of its own. Then compares decode speed with speculative
-decoding on and off (one client, each question once, greedy) and prints the
-draft acceptance rate. Standard library only; loopback only; bounded in time.
+costs is printed on a line of its own. Then compares decode speed with
+speculative decoding on and off (two servers, one client asking each question
+of both in turn, greedy) and prints the draft acceptance rate. Standard
+library only; loopback only; bounded in time.
 
-  python3 bench/serve/serve_bench.py [--clients 1,4,8,16] [--seconds 40] [--warmup 5] [--max-tokens 96]
+  python3 bench/serve/serve_bench.py [--clients 1,4,8,16] [--seconds 40] [--rounds 1] [--warmup 5]
+                                     [--max-tokens 96]
 """
 import argparse
 import http.client
@@ -127,9 +130,8 @@ def ask(url, question, max_tokens, temperature=None):
 def run_level(url, questions, clients, seconds, max_tokens, offset, count=None, warmup=0.0):
     """Closed loop for `seconds` (or, with `count`, that many questions per client).
 
-    Steady-state figures over the window [start + warmup, start + seconds]:
-    tokens streamed inside it per second, and the latencies of the requests
-    started inside it; the requests started before it make up the burst."""
+    Returns the answers, the errors and the steady-state window [start +
+    warmup, start + seconds] (summarize() turns rounds of these into figures)."""
     results, errors = [], []
     lock = threading.Lock()
     t0 = time.perf_counter()
@@ -159,21 +161,35 @@ def run_level(url, questions, clients, seconds, max_tokens, offset, count=None, 
         w0, w1 = t0, time.perf_counter()
     else:
         w0, w1 = t0 + warmup, stop_at
-    steady = [r for r in results if r["start"] >= w0]
-    burst = [r for r in results if r["start"] < w0]
-    # A delta can carry several tokens (accepted drafts): spread each answer's
-    # completion tokens over its deltas.
-    tokens = 0.0
-    for r in results:
-        if r["token_times"]:
-            per = r["usage"]["completion_tokens"] / len(r["token_times"])
-            tokens += per * sum(1 for t in r["token_times"] if w0 <= t <= w1)
+    return {"clients": clients, "results": results, "errors": errors, "w0": w0, "w1": w1}
+
+
+def summarize(runs):
+    """Steady-state figures of one or more runs of a level, pooled: tokens
+    streamed inside the windows per second of window, and the latencies of
+    the requests started inside them; the requests started before a window
+    make up the burst."""
+    tokens = window = 0.0
+    steady, burst, errors = [], [], []
+    for run in runs:
+        w0, w1 = run["w0"], run["w1"]
+        window += w1 - w0
+        errors += run["errors"]
+        steady += [r for r in run["results"] if r["start"] >= w0]
+        burst += [r for r in run["results"] if r["start"] < w0]
+        # A delta can carry several tokens (accepted drafts): spread each
+        # answer's completion tokens over its deltas.
+        for r in run["results"]:
+            if r["token_times"]:
+                per = r["usage"]["completion_tokens"] / len(r["token_times"])
+                tokens += per * sum(1 for t in r["token_times"] if w0 <= t <= w1)
     prompt = sum(r["usage"]["prompt_tokens"] for r in steady)
     cached = sum(r["usage"]["prompt_tokens_details"]["cached_tokens"] for r in steady)
     ttft = [r["ttft"] for r in steady if r["ttft"] is not None]
     itl = [x for r in steady for x in r["itl"]]
     burst_ttft = [r["ttft"] for r in burst if r["ttft"] is not None]
-    return {"clients": clients, "requests": len(steady), "errors": errors, "tok_s": tokens / (w1 - w0),
+    return {"clients": runs[0]["clients"], "requests": len(steady), "errors": errors,
+            "tok_s": tokens / window if window > 0 else 0.0,
             "ttft50": percentile(ttft, 50), "ttft95": percentile(ttft, 95),
             "itl50": percentile(itl, 50), "itl95": percentile(itl, 95),
             "cached": cached / prompt if prompt else 0.0,
@@ -183,16 +199,21 @@ def run_level(url, questions, clients, seconds, max_tokens, offset, count=None, 
             "prefill50": percentile([r["timings"]["prompt_ms"] for r in steady], 50)}
 
 
-def decode_speed(url, questions, max_tokens):
-    """One client, each question once: decode tok/s from the server's timings."""
-    n = ms = drafts = accepted = 0
-    for q in questions:
-        t = ask(url, q, max_tokens, temperature=0)["timings"]
-        n += max(0, t["predicted_n"] - 1)
-        ms += t["predicted_ms"]
-        drafts += t["draft_n"]
-        accepted += t["draft_n_accepted"]
-    return (n * 1000.0 / ms if ms else 0.0), drafts, accepted
+def decode_speeds(urls, questions, max_tokens):
+    """One client, each question asked of every server in turn (the order
+    alternating from question to question), so that a change in the machine's
+    speed meanwhile falls on all of them alike. Per server: decode tok/s from
+    its timings, drafts proposed and accepted."""
+    n, ms, drafts, accepted = ([0] * len(urls) for _ in range(4))
+    for i, q in enumerate(questions):
+        order = range(len(urls)) if i % 2 == 0 else reversed(range(len(urls)))
+        for k in order:
+            t = ask(urls[k], q, max_tokens, temperature=0)["timings"]
+            n[k] += max(0, t["predicted_n"] - 1)
+            ms[k] += t["predicted_ms"]
+            drafts[k] += t["draft_n"]
+            accepted[k] += t["draft_n_accepted"]
+    return [((n[k] * 1000.0 / ms[k] if ms[k] else 0.0), drafts[k], accepted[k]) for k in range(len(urls))]
 
 
 def main():
@@ -200,7 +221,10 @@ def main():
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "ragd"))
     ap.add_argument("--url", help="an already running ragd (admin key " + KEY + "); skips the speculative comparison")
     ap.add_argument("--clients", default="1,4,8,16")
-    ap.add_argument("--seconds", type=float, default=40, help="per client count")
+    ap.add_argument("--seconds", type=float, default=40, help="per client count and round")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the client counts in turn this many times, each count's figures pooled over its "
+                         "rounds (the machine's speed drifts: rounds spread the drift over every count)")
     ap.add_argument("--warmup", type=float, default=5,
                     help="seconds at the start of each level left out of the steady-state figures")
     ap.add_argument("--max-tokens", type=int, default=96)
@@ -212,6 +236,8 @@ def main():
         raise SystemExit("--clients: counts between 1 and 64")
     if not 0 <= args.warmup < args.seconds:
         raise SystemExit("--warmup: at least 0 and less than --seconds")
+    if not 1 <= args.rounds <= 20:
+        raise SystemExit("--rounds: between 1 and 20")
     with open(os.path.join(ROOT, "tests", "data", "sample_questions.jsonl")) as f:
         questions = [json.loads(line)["question"] for line in f if line.strip()]
 
@@ -219,7 +245,8 @@ def main():
     url = args.url or server.url
     try:
         print(f"ragd serve bench: {os.cpu_count()} cores, {len(questions)} RAG questions (sample corpus), "
-              f"max_tokens {args.max_tokens}, {args.seconds:.0f} s per level ({args.warmup:.0f} s warm-up), "
+              f"max_tokens {args.max_tokens}, {args.rounds} x {args.seconds:.0f} s per level "
+              f"({args.warmup:.0f} s warm-up each), "
               f"streaming /v1/ask")
         first = ask(url, questions[0], 8)
         second = ask(url, questions[1], 8)
@@ -236,18 +263,22 @@ def main():
             for e in r["errors"][:3]:
                 print("   error:", e)
             if r["burst"]:
-                print(f"        warm-up ({r['burst']} requests started in the first {args.warmup:.0f} s, left out "
-                      f"above): TTFT p50 {r['burst50'] * 1000:.0f} ms, max {r['burstmax'] * 1000:.0f} ms")
+                print(f"        warm-up ({r['burst']} requests started in the first {args.warmup:.0f} s of a run, left "
+                      f"out above): TTFT p50 {r['burst50'] * 1000:.0f} ms, max {r['burstmax'] * 1000:.0f} ms")
             if args.verbose:
                 print(f"        TTFT parts (p50): retrieval {r['retrieval50']:.0f} ms, admission to first token "
                       f"{r['prefill50']:.0f} ms")
 
-        show("1 cold", run_level(url, questions, 1, 0, args.max_tokens, offset=2, count=len(questions)))
-        rows = {}
-        for i, clients in enumerate(levels):
-            rows[clients] = run_level(url, questions, clients, args.seconds, args.max_tokens, offset=i * 5,
-                                      warmup=args.warmup)
-            show(str(clients), rows[clients])
+        show("1 cold", summarize([run_level(url, questions, 1, 0, args.max_tokens, offset=2,
+                                            count=len(questions))]))
+        runs, rows = {c: [] for c in levels}, {}
+        for r in range(args.rounds):
+            for i, clients in enumerate(levels):
+                runs[clients].append(run_level(url, questions, clients, args.seconds, args.max_tokens,
+                                               offset=i * 5 + r * 3, warmup=args.warmup))
+                if r + 1 == args.rounds:
+                    rows[clients] = summarize(runs[clients])
+                    show(str(clients), rows[clients])
         if 1 in rows and 8 in rows and rows[1]["tok_s"] > 0:
             print(f"8 clients vs 1: aggregate tok/s {rows[8]['tok_s'] / rows[1]['tok_s']:.2f}x (target >= 4x), "
                   f"TTFT p95 {rows[8]['ttft95'] / rows[1]['ttft95']:.2f}x (target <= 3x)")
@@ -257,17 +288,18 @@ def main():
 
     if args.url:
         return
-    speeds = {}
-    for on in (False, True):
-        srv = Server(args.binary, args.set + [f"inference.speculative={'true' if on else 'false'}"])
-        try:
-            speeds[on] = decode_speed(srv.url, questions, args.max_tokens)
-        finally:
+    servers = []
+    try:
+        for on in (False, True):
+            servers.append(Server(args.binary, args.set + [f"inference.speculative={'true' if on else 'false'}"]))
+        (off_tps, _, _), (on_tps, drafts, accepted) = decode_speeds([s.url for s in servers], questions,
+                                                                    args.max_tokens)
+    finally:
+        for srv in servers:
             srv.stop()
-    (off_tps, _, _), (on_tps, drafts, accepted) = speeds[False], speeds[True]
     rate = accepted / drafts if drafts else 0.0
-    print(f"speculative decoding, 1 client, {len(questions)} RAG answers (greedy): decode {on_tps:.1f} tok/s on vs "
-          f"{off_tps:.1f} tok/s off = {on_tps / off_tps if off_tps else 0:.2f}x (target >= 1.3x); "
+    print(f"speculative decoding, 1 client, {len(questions)} RAG answers (greedy, on and off interleaved): "
+          f"decode {on_tps:.1f} tok/s on vs {off_tps:.1f} tok/s off = {on_tps / off_tps if off_tps else 0:.2f}x (target >= 1.3x); "
           f"drafts {drafts}, accepted {accepted} ({rate * 100:.1f} %)")
 
 
