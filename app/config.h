@@ -40,7 +40,7 @@ struct InferenceConfig {
   int64_t threads = 0;             // compute threads; 0 = one per core
   int64_t context_length = 8192;   // tokens per sequence (prompt + answer)
   int64_t max_tokens = 512;        // default answer length when a request gives none
-  int64_t max_batch = 8;           // sequences decoded together
+  int64_t max_batch = 16;          // sequences decoded together
   int64_t max_queue = 64;          // waiting requests before 503
   int64_t step_tokens = 256;       // tokens per batched forward pass (decode rows, then prompt chunks)
   int64_t kv_cache_bytes = int64_t{512} << 20;      // KV memory of the running sequences at most

@@ -41,7 +41,7 @@
 namespace ragd::inference {
 
 struct SchedulerOptions {
-  int max_running = 8;    // sequences in the batch at once
+  int max_running = 16;   // sequences in the batch at once
   int max_queue = 64;     // waiting requests beyond which Submit refuses
   int step_tokens = 256;  // tokens per forward pass: decode rows first, then prefill chunks
   size_t kv_budget_bytes = size_t{1} << 30;  // KV memory of the running sequences at most
