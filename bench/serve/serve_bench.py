@@ -299,7 +299,8 @@ def main():
             srv.stop()
     rate = accepted / drafts if drafts else 0.0
     print(f"speculative decoding, 1 client, {len(questions)} RAG answers (greedy, on and off interleaved): "
-          f"decode {on_tps:.1f} tok/s on vs {off_tps:.1f} tok/s off = {on_tps / off_tps if off_tps else 0:.2f}x (target >= 1.3x); "
+          f"decode {on_tps:.1f} tok/s on vs {off_tps:.1f} tok/s off = "
+          f"{on_tps / off_tps if off_tps else 0:.2f}x (target >= 1.3x); "
           f"drafts {drafts}, accepted {accepted} ({rate * 100:.1f} %)")
 
 

@@ -82,6 +82,19 @@ void SoftmaxX86(float* x, int64_t n) {
   for (; i < n; ++i) x[i] *= static_cast<float>(1.0 / total);
 }
 
+int64_t FindAtLeastX86(const float* x, int64_t begin, int64_t n, float t) {
+  const __m256 vt = _mm256_set1_ps(t);
+  int64_t i = begin;
+  for (; i + 8 <= n; i += 8) {
+    const int hits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), vt, _CMP_GE_OQ));
+    if (hits != 0) return i + __builtin_ctz(static_cast<unsigned>(hits));
+  }
+  for (; i < n; ++i) {
+    if (x[i] >= t) return i;
+  }
+  return n;
+}
+
 // ArgmaxRef's result in two vector passes: the largest value (max_ps keeps
 // the running maximum where x is NaN), then the first index holding it.
 int64_t ArgmaxX86(const float* x, int64_t n, float* max) {
@@ -95,28 +108,7 @@ int64_t ArgmaxX86(const float* x, int64_t n, float* max) {
   for (; i < n; ++i) m = x[i] > m ? x[i] : m;
   *max = m;
   if (m == -INFINITY) return 0;  // nothing greater than -inf: ArgmaxRef's 0
-  const __m256 target = _mm256_set1_ps(m);
-  for (i = 0; i + 8 <= n; i += 8) {
-    const int hits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), target, _CMP_EQ_OQ));
-    if (hits != 0) return i + __builtin_ctz(static_cast<unsigned>(hits));
-  }
-  for (; i < n; ++i) {
-    if (x[i] == m) return i;
-  }
-  return 0;  // not reached: m is one of the values
-}
-
-int64_t FindAtLeastX86(const float* x, int64_t begin, int64_t n, float t) {
-  const __m256 vt = _mm256_set1_ps(t);
-  int64_t i = begin;
-  for (; i + 8 <= n; i += 8) {
-    const int hits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), vt, _CMP_GE_OQ));
-    if (hits != 0) return i + __builtin_ctz(static_cast<unsigned>(hits));
-  }
-  for (; i < n; ++i) {
-    if (x[i] >= t) return i;
-  }
-  return n;
+  return FindAtLeastX86(x, 0, n, m);  // nothing exceeds m: the first equal to it
 }
 
 }  // namespace
