@@ -64,6 +64,16 @@ struct PackedWeightDeleter {
 };
 }  // namespace kernels
 
+// The float summation order a quantized product may take (see MatMul).
+// kLlamaCpp: that of llama.cpp's x86 kernels, bitwise their results.
+// kBlockSums: each block's integer dot product taken whole, then scaled and
+// added to one float sum per output block by block: about a third of
+// llama.cpp's float work per output, within float rounding of its result
+// (~1e-6 relative). For products whose rounding no later layer amplifies
+// (the tied output of Gemma 3); the kernels that have no such path use
+// kLlamaCpp.
+enum class SumOrder { kLlamaCpp, kBlockSums };
+
 // A weight matrix in GGUF layout: n_out rows of n_in elements (GGUF ne[0] =
 // n_in, ne[1] = n_out), each row `row_bytes` long; `packed`, when set, is the
 // same matrix re-laid out by PackWeight, which MatMul and DequantizeRow read
@@ -75,6 +85,7 @@ struct WeightView {
   int64_t n_out = 0;
   size_t row_bytes = 0;
   const kernels::PackedWeight* packed = nullptr;
+  SumOrder order = SumOrder::kLlamaCpp;
 };
 
 // Called with each range [begin, end) of a weight's GGUF bytes once packing
@@ -87,7 +98,8 @@ using PackedWeightPtr = std::unique_ptr<kernels::PackedWeight, kernels::PackedWe
 // Q5_0 as 16-row panels (same size as the blocks), so that no product
 // repacks them per step (the tied output matrix and most layer matrices of
 // Gemma 3: see bench_kernels --batch). The result must outlive every view
-// pointing to it; products are bitwise those of the GGUF layout.
+// pointing to it; products are bitwise those of the GGUF layout (in the
+// order kLlamaCpp; see SumOrder).
 PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release = {});
 
 // y[i][o] = sum_k x[i][k] * W[o][k] for i < m: x is m rows of n_in floats,
@@ -106,7 +118,9 @@ PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release = {
 // of 16 (8 on AVX2) weight rows for larger m. Row i of y depends only on row i of x
 // and on w: it is bitwise the same whatever m, the other rows, the pool or
 // its size (every path takes the same float steps per output; a batching
-// scheduler relies on this). It may differ between kernel sets.
+// scheduler relies on this). It may differ between kernel sets. With
+// w.order == kBlockSums, packed Q8_0 weights on AVX-512 are summed in that
+// order (every m alike); everything else keeps the order above.
 // Thread-safe for concurrent calls that use different pools (or none).
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, ThreadPool* pool);
 

@@ -33,7 +33,7 @@ const void* PrepareAvx512(const WeightView& w, const uint8_t* act, size_t act_st
 void MulRowsAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                    const void* prepared, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   if (w.packed != nullptr) {
-    MulRowsPacked(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, any m
+    MulRowsPacked(w, act, act_stride, m, y, ldy, r0, r1);  // w.order (llama.cpp's or block sums), any m
   } else if (IsOffsetLegacy(w.type) && m >= kLegacyPanelMinBatch) {
     MulRowsLegacyPanel(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, bitwise as below
   } else if (IsOffsetLegacy(w.type)) {

@@ -66,6 +66,51 @@ void LegacyPanelTile(const uint8_t* q, const float* scale, int64_t nb, const uin
   }
 }
 
+// SumOrder::kBlockSums for the 16 weight rows of a Q8_0 panel (as above)
+// and C activation rows: per output, one float sum over the blocks of
+// fma(float(the block's 32 signed products), d_w*d_a, sum). The eight
+// vpdpbusd of a block add into int32 lanes (one per weight row) started at
+// kMagicBits - 128 * (sum of the activation block), which removes the +128 of
+// the packed quants, so that the kMagic subtraction gives the signed block
+// sum as a float (|sum| <= 32*128*127 < 2^22: exact). Integer sums are
+// exact, so few rows split the eight into two chains (latency) for free.
+template <int C>
+void BlockSumPanelTile(const uint8_t* q, const float* scale, int64_t nb, const BlockQ8A* const* acts, float* y,
+                       int64_t ldy, __mmask16 store_mask, SpreadPrefetch* pf) {
+  constexpr int kChains = C <= 4 ? 2 : 1;
+  __m512 acc[C];
+  for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps();
+  const __m512 magic = _mm512_set1_ps(kMagic);
+  for (int64_t b = 0; b < nb; ++b) {
+    if (pf != nullptr) pf->Next();
+    const uint8_t* wq = q + b * 8 * 64;
+    __m512i s[C][kChains];
+    for (int c = 0; c < C; ++c) {
+      s[c][0] = _mm512_set1_epi32(kMagicBits - 128 * acts[c][b].sum);
+      for (int k = 1; k < kChains; ++k) s[c][k] = _mm512_setzero_si512();
+    }
+    for (int l = 0; l < 8; ++l) {
+      const __m512i wv = _mm512_loadu_si512(wq + 64 * l);
+      for (int c = 0; c < C; ++c) {
+        int32_t a4;
+        std::memcpy(&a4, acts[c][b].qs + 4 * l, 4);
+        s[c][l % kChains] = _mm512_dpbusd_epi32(s[c][l % kChains], wv, _mm512_set1_epi32(a4));
+      }
+    }
+    const __m512 dw = _mm512_loadu_ps(scale + b * kPanelRows);
+    for (int c = 0; c < C; ++c) {
+      __m512i sum = s[c][0];
+      for (int k = 1; k < kChains; ++k) sum = _mm512_add_epi32(sum, s[c][k]);
+      const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(acts[c][b].d));
+      acc[c] = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(sum), magic), d, acc[c]);
+    }
+  }
+  for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + c * ldy, store_mask, acc[c]);
+}
+
+// Activation rows per block-sum tile (an accumulator and a block sum each).
+constexpr int kBlockSumCols = 8;
+
 // Two activation rows per tile: 8 accumulators each fill the registers.
 constexpr int kLegacyPanelCols = 2;
 
@@ -130,22 +175,31 @@ inline void UnpackPackedQ5(const uint8_t* src, uint8_t* dst) {
 // panel into the same form, and each panel's half-precision scales are
 // converted once for all its tiles; the panel after next streams in spread
 // over the block steps of its first tiles.
-template <GgmlType kType>
+template <GgmlType kType, SumOrder kOrder>
 void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
                     int64_t ldy, int64_t r0, int64_t r1) {
+  static_assert(kOrder == SumOrder::kLlamaCpp || kType == GgmlType::kQ8_0);
+  constexpr bool kBlockSums = kOrder == SumOrder::kBlockSums;
   assert(w.packed->type == kType && r0 % kPanelRows == 0);
   thread_local std::vector<int32_t> offs;
   thread_local std::vector<CacheLine> unpacked;
   thread_local std::vector<float> scales;
   const PackedWeight& pw = *w.packed;
   const int64_t nb = w.n_in / kQK, n_panels = (w.n_out + kPanelRows - 1) / kPanelRows;
-  LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
+  if (!kBlockSums) LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
   if (kType != GgmlType::kQ8_0) unpacked.resize(static_cast<size_t>(8 * nb));
   scales.resize(static_cast<size_t>(kPanelRows * nb));
   using TileFn = void (*)(const uint8_t*, const float*, int64_t, const uint8_t* const*, const int32_t* const*,
                           float*, int64_t, __mmask16, SpreadPrefetch*);
   static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1>, LegacyPanelTile<2>};
-  const int64_t n_tiles = (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
+  using BlockSumFn = void (*)(const uint8_t*, const float*, int64_t, const BlockQ8A* const*, float*, int64_t,
+                              __mmask16, SpreadPrefetch*);
+  static constexpr BlockSumFn kBlockSumTiles[kBlockSumCols] = {
+      BlockSumPanelTile<1>, BlockSumPanelTile<2>, BlockSumPanelTile<3>, BlockSumPanelTile<4>,
+      BlockSumPanelTile<5>, BlockSumPanelTile<6>, BlockSumPanelTile<7>, BlockSumPanelTile<8>};
+  // Block sums: the rows in tiles as even as kBlockSumCols allows (10: 5 + 5).
+  const int64_t n_tiles =
+      kBlockSums ? (m + kBlockSumCols - 1) / kBlockSumCols : (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
   // The panel after next streams in over the first few tiles (a slice each):
   // with many tiles (a prompt) the others need not check.
   const int64_t pf_tiles = n_tiles < 4 ? n_tiles : 4;
@@ -165,25 +219,38 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
       quants = reinterpret_cast<const uint8_t*>(unpacked.data());
     }
     for (int64_t t = 0; t < n_tiles; ++t) {
-      const uint8_t* acts[kLegacyPanelCols];
-      const int32_t* o[kLegacyPanelCols];
-      const int cols = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
       SpreadPrefetch pf;
       if (ahead != nullptr && t < pf_tiles) {
         pf = SpreadPrefetch(ahead + pw.panel_bytes * t / pf_tiles,
                             ahead + pw.panel_bytes * (t + 1) / pf_tiles, nb);
       }
-      kTiles[cols - 1](quants, scales.data(), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0, ldy, mask,
-                       t < pf_tiles ? &pf : nullptr);
+      SpreadPrefetch* tile_pf = t < pf_tiles ? &pf : nullptr;
+      if constexpr (kBlockSums) {
+        const int64_t c0 = m * t / n_tiles, c1 = m * (t + 1) / n_tiles;
+        const BlockQ8A* acts[kBlockSumCols];
+        for (int64_t c = c0; c < c1; ++c)
+          acts[c - c0] = reinterpret_cast<const BlockQ8A*>(act + static_cast<size_t>(c) * act_stride);
+        kBlockSumTiles[c1 - c0 - 1](quants, scales.data(), nb, acts, y + c0 * ldy + p0, ldy, mask, tile_pf);
+      } else {
+        const uint8_t* acts[kLegacyPanelCols];
+        const int32_t* o[kLegacyPanelCols];
+        const int cols = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
+        kTiles[cols - 1](quants, scales.data(), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0, ldy, mask,
+                         tile_pf);
+      }
     }
   }
 }
 
+// A packed weight's rows in its order: block sums for Q8_0 where w asks for
+// them, llama.cpp's lanes otherwise.
 void MulRowsPacked(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
                    int64_t ldy, int64_t r0, int64_t r1) {
+  if (w.packed->type == GgmlType::kQ8_0 && w.order == SumOrder::kBlockSums)
+    return MulRowsPackedT<GgmlType::kQ8_0, SumOrder::kBlockSums>(w, act, act_stride, m, y, ldy, r0, r1);
   if (w.packed->type == GgmlType::kQ8_0)
-    return MulRowsPackedT<GgmlType::kQ8_0>(w, act, act_stride, m, y, ldy, r0, r1);
-  MulRowsPackedT<GgmlType::kQ5_0>(w, act, act_stride, m, y, ldy, r0, r1);
+    return MulRowsPackedT<GgmlType::kQ8_0, SumOrder::kLlamaCpp>(w, act, act_stride, m, y, ldy, r0, r1);
+  MulRowsPackedT<GgmlType::kQ5_0, SumOrder::kLlamaCpp>(w, act, act_stride, m, y, ldy, r0, r1);
 }
 
 bool PackAvx512(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {

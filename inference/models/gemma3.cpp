@@ -174,6 +174,10 @@ Status Gemma3Model::Load(const GgufFile& file) {
   auto tok = RequireMatrix(file, embd_name, e, c.n_vocab);
   if (!tok.ok()) return tok.status();
   token_embd_ = *tok;
+  // The logits feed no later layer, so the output product may sum whole
+  // blocks (a third of llama.cpp's float work per logit, ~1e-6 relative off
+  // its values); the layers keep its order, whose roundings they amplify.
+  token_embd_.order = SumOrder::kBlockSums;
   auto out_norm = RequireVector(file, std::string(tensors::kOutputNorm), e);
   if (!out_norm.ok()) return out_norm.status();
   output_norm_ = *out_norm;

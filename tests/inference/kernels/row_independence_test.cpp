@@ -4,6 +4,7 @@
 // A batching scheduler that mixes sequences in one step relies on this.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "inference/kernels/kernel_set.h"
@@ -120,6 +121,65 @@ TEST(PackedWeight, GivesBitwiseTheRowsOfItsGgufBlocks) {
                 << ks->name << " " << TypeName(type) << " m=" << m << " row " << i << (p ? " pool" : "");
           }
         }
+      }
+    }
+  }
+}
+
+// SumOrder::kBlockSums on a packed Q8_0 weight (the tied output's product):
+// every output is exactly the block-by-block sum fma(float(block's integer
+// dot), d_w*d_a, sum), for every m, pool or not (row independence); within
+// float rounding of llama.cpp's order; and ignored where the weight is read
+// in its GGUF blocks (the other kernel sets, or no packed copy).
+TEST(PackedWeight, BlockSumsAreExactBlockByBlockSums) {
+  std::mt19937 rng(8);
+  ThreadPool pool(2);
+  const GgmlType type = GgmlType::kQ8_0;
+  const int64_t n_in = 640, n_out = 45, nb = n_in / 32;
+  const auto data = testing::RandomRows(type, n_in, n_out, rng);
+  WeightView plain{type, data.data(), n_in, n_out, RowBytes(*GetTypeInfo(static_cast<uint32_t>(type)), n_in)};
+  const PackedWeightPtr packed = PackWeight(plain);
+  WeightView unpacked = plain;
+  unpacked.order = SumOrder::kBlockSums;
+  WeightView w = unpacked;
+  w.packed = packed.get();
+  constexpr int64_t kRows = 40;
+  std::vector<float> x;
+  for (int64_t i = 0; i < kRows; ++i) {
+    const auto row = testing::RandomFloats(n_in, rng, 0.1f + 0.3f * static_cast<float>(i));
+    x.insert(x.end(), row.begin(), row.end());
+  }
+  for (const KernelSet* ks : testing::SupportedSets()) {
+    std::vector<float> llama(kRows * n_out), ignored(kRows * n_out);
+    MatMulWith(*ks, plain, x.data(), kRows, llama.data(), nullptr);
+    MatMulWith(*ks, unpacked, x.data(), kRows, ignored.data(), nullptr);
+    EXPECT_EQ(0, std::memcmp(llama.data(), ignored.data(), llama.size() * sizeof(float)))
+        << ks->name << ": without a packed copy the order is llama.cpp's";
+    if (packed == nullptr || packed->kernels != ks) continue;
+    std::vector<float> want(kRows * n_out);
+    std::vector<BlockQ8A> act(nb);
+    for (int64_t i = 0; i < kRows; ++i) {
+      ks->quantize_q8a(x.data() + i * n_in, n_in, act.data());
+      for (int64_t r = 0; r < n_out; ++r) {
+        const auto* blocks = reinterpret_cast<const BlockQ8_0*>(data.data() + r * plain.row_bytes);
+        float sum = 0, magnitude = 0;  // of the block terms: the rounding scale
+        for (int64_t b = 0; b < nb; ++b) {
+          int32_t dot = 0;
+          for (int j = 0; j < 32; ++j) dot += int32_t{blocks[b].qs[j]} * act[b].qs[j];
+          const float d = HalfToFloat(blocks[b].d) * act[b].d;
+          sum = std::fma(static_cast<float>(dot), d, sum);
+          magnitude += std::fabs(static_cast<float>(dot) * d);
+        }
+        want[i * n_out + r] = sum;
+        EXPECT_NEAR(sum, llama[i * n_out + r], 1e-6f * magnitude) << "row " << i << " out " << r;
+      }
+    }
+    for (const int64_t m : {1, 2, 3, 5, 8, 9, 10, 17, 40}) {
+      std::vector<float> got(m * n_out);
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        MatMulWith(*ks, w, x.data(), m, got.data(), p);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+            << ks->name << " m=" << m << (p ? " pool" : "");
       }
     }
   }

@@ -13,8 +13,12 @@
 // attention and its softmax), so on an x86 CPU with AVX2 the logits are
 // expected to be bitwise equal (max difference 0). This model amplifies any
 // rounding difference to ~0.2 logits within a few layers, so the thresholds
-// below hold only for an exact reproduction. Gemma3Packing checks that the
-// weights packed at load are no longer read from the file.
+// below hold only for an exact reproduction. The one product allowed its own
+// order is the tied output on AVX-512 (SumOrder::kBlockSums): no layer
+// follows it, so its logits stay within ~1e-5 of llama.cpp's, and the
+// largest difference must stay below kMaxLogitDiff, which a difference in
+// any layer would exceed. Gemma3Packing checks that the weights packed at
+// load are no longer read from the file.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -40,6 +44,8 @@ namespace {
 constexpr double kTieGap = 0.05;
 // Teacher-forced top-1 agreement, in percent.
 constexpr double kMinAgreement = 99.0;
+// Largest |logit - llama.cpp| over the goldens' top-5 logits.
+constexpr double kMaxLogitDiff = 1e-4;
 
 struct Fixture {
   std::unique_ptr<GgufFile> file;
@@ -146,6 +152,7 @@ TEST(Gemma3Golden, TeacherForcedTop1Agreement) {
       "%.4g\n",
       agree, total, rate, max_diff, sum_diff / std::max(n_diff, 1));
   EXPECT_GE(rate, kMinAgreement);
+  EXPECT_LE(max_diff, kMaxLogitDiff) << "the layers no longer reproduce llama.cpp's arithmetic";
 }
 
 // The tensors the kernels pack at load (kernels.h PackWeight) are read from
