@@ -186,7 +186,7 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   thread_local std::vector<float> scales;
   const PackedWeight& pw = *w.packed;
   const int64_t nb = w.n_in / kQK, n_panels = (w.n_out + kPanelRows - 1) / kPanelRows;
-  if (!kBlockSums) LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
+  if constexpr (!kBlockSums) LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
   if (kType != GgmlType::kQ8_0) unpacked.resize(static_cast<size_t>(8 * nb));
   scales.resize(static_cast<size_t>(kPanelRows * nb));
   using TileFn = void (*)(const uint8_t*, const float*, int64_t, const uint8_t* const*, const int32_t* const*,

@@ -17,6 +17,17 @@ using namespace kernels;
 
 std::string TypeName(GgmlType t) { return std::string(GetTypeInfo(static_cast<uint32_t>(t))->name); }
 
+// `rows` random input rows of n values, row i of scale 0.1 + step * i, one
+// after the other.
+std::vector<float> RowsOfGrowingScale(int64_t rows, int64_t n, float step, std::mt19937& rng) {
+  std::vector<float> x;
+  for (int64_t i = 0; i < rows; ++i) {
+    const auto row = testing::RandomFloats(n, rng, 0.1f + step * static_cast<float>(i));
+    x.insert(x.end(), row.begin(), row.end());
+  }
+  return x;
+}
+
 TEST(MatMulRows, EachRowBitwiseEqualsItsSingleRowProduct) {
   std::mt19937 rng(21);
   ThreadPool pool(2);
@@ -30,11 +41,7 @@ TEST(MatMulRows, EachRowBitwiseEqualsItsSingleRowProduct) {
     // (start + i) % 17 so each row is seen at several batch positions; m = 40
     // takes the panel path.
     constexpr int64_t kRows = 17;
-    std::vector<float> x;
-    for (int64_t i = 0; i < kRows; ++i) {
-      const auto row = testing::RandomFloats(n_in, rng, 0.1f + 0.5f * static_cast<float>(i));
-      x.insert(x.end(), row.begin(), row.end());
-    }
+    const std::vector<float> x = RowsOfGrowingScale(kRows, n_in, 0.5f, rng);
     for (const KernelSet* ks : testing::SupportedSets()) {
       std::vector<float> single(kRows * n_out);
       for (int64_t i = 0; i < kRows; ++i) {
@@ -102,11 +109,7 @@ TEST(PackedWeight, GivesBitwiseTheRowsOfItsGgufBlocks) {
           << TypeName(type) << " dequantized row " << r;
     }
     constexpr int64_t kRows = 40;
-    std::vector<float> x;
-    for (int64_t i = 0; i < kRows; ++i) {
-      const auto row = testing::RandomFloats(n_in, rng, 0.1f + 0.3f * static_cast<float>(i));
-      x.insert(x.end(), row.begin(), row.end());
-    }
+    const std::vector<float> x = RowsOfGrowingScale(kRows, n_in, 0.3f, rng);
     for (const KernelSet* ks : testing::SupportedSets()) {
       std::vector<float> single(kRows * n_out);
       for (int64_t i = 0; i < kRows; ++i)
@@ -144,11 +147,7 @@ TEST(PackedWeight, BlockSumsAreExactBlockByBlockSums) {
   WeightView w = unpacked;
   w.packed = packed.get();
   constexpr int64_t kRows = 40;
-  std::vector<float> x;
-  for (int64_t i = 0; i < kRows; ++i) {
-    const auto row = testing::RandomFloats(n_in, rng, 0.1f + 0.3f * static_cast<float>(i));
-    x.insert(x.end(), row.begin(), row.end());
-  }
+  const std::vector<float> x = RowsOfGrowingScale(kRows, n_in, 0.3f, rng);
   for (const KernelSet* ks : testing::SupportedSets()) {
     std::vector<float> llama(kRows * n_out), ignored(kRows * n_out);
     MatMulWith(*ks, plain, x.data(), kRows, llama.data(), nullptr);
