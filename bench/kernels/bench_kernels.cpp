@@ -11,13 +11,21 @@
 // m = 1..16 rows (2 threads), per weight type of the model and for the tied
 // output: what each extra row of a batched decode step costs.
 //
-// usage: bench_kernels [--kernels NAME] [--quick] [--model PATH] [--model-only] [--batch]
+// With --attention it instead times the half-precision attention arithmetic
+// (f16_attention.h) of one query token on Gemma 3 270M's shape (4 query heads
+// sharing one kv head of 256 values) for 512 visible keys (a sliding layer)
+// and 900 and 2048 (a global one), with the key and value rows cold (each
+// repetition reads another of 64 caches' worth, 128 MiB in all, beyond the last-level cache, as a decode
+// step finds them) and warm (the same rows again), one thread.
+//
+// usage: bench_kernels [--kernels NAME] [--quick] [--model PATH] [--model-only] [--batch] [--attention]
 //   --kernels NAME  run a given kernel set (scalar, avx2, avx512vnni)
 //   --quick         fewer repetitions
 //   --model PATH    GGUF file (default $RAGD_MODELS or ~/.cache/ragd/models,
 //                   gemma-3-270m-q4_k_m.gguf)
 //   --model-only    skip the synthetic shapes
 //   --batch         the batch-size curve of the model's products only
+//   --attention     the attention kernels only
 #include <cblas.h>
 
 #include <algorithm>
@@ -33,6 +41,7 @@
 
 #include "bench/bench_paths.h"
 #include "inference/gguf.h"
+#include "inference/kernels/f16_attention.h"
 #include "inference/kernels/kernel_set.h"
 
 using namespace ragd::inference;
@@ -215,16 +224,104 @@ void BenchBatch(const std::string& path, const kernels::KernelSet& ks, bool quic
   }
 }
 
+// One query token's attention arithmetic, per visible key count: the four
+// heads' scores (DotRowsF16Order), and their weighted value sums
+// (WeightedRowSumF16Order) as they are and after streaming the rows in
+// (StreamRowsF16, as the model does for a step's first token), over whole
+// rows and, as the decode path splits a lone token's sum over two threads, in
+// 64- and 128-value cuts (each cut streams its own part of the rows).
+void BenchAttention(bool quick) {
+  constexpr int64_t kHeadDim = 256, kHeads = 4, kSlots = 2048, kCaches = 64;
+  const int reps = quick ? 64 : 256;
+  // Per cache: kSlots key rows, then kSlots value rows, halves in [0.125, 0.25).
+  std::vector<uint16_t> rows(static_cast<size_t>(kCaches) * 2 * kSlots * kHeadDim);
+  std::mt19937 rng(3);
+  for (auto& h : rows) h = static_cast<uint16_t>(0x3000 + (rng() & 0x3ff));
+  std::vector<float> q(kHeads * kHeadDim), out(kHeads * kHeadDim);
+  for (auto& x : q) x = static_cast<float>(rng() % 1000) / 1000.0f;
+  const float* qs[kHeads];
+  float* outs[kHeads];
+  for (int g = 0; g < kHeads; ++g) {
+    qs[g] = q.data() + g * kHeadDim;
+    outs[g] = out.data() + g * kHeadDim;
+  }
+  std::printf(
+      "attention, one query token: 4 heads x 256 values against one kv head, halves, 1 thread\n"
+      "(us per call, median of %d; GB/s = key or value bytes / time; cold: another of %lld caches each "
+      "time, %.0f MiB in all)\n",
+      reps, static_cast<long long>(kCaches), rows.size() * 2 / 1048576.0);
+  const char* heads[] = {"scores",      "weighted sum",   "streamed + sum", "64-value cuts",
+                         "64 streamed", "128-value cuts", "128 streamed"};
+  constexpr int kColumns = 7;
+  std::printf("%5s %-4s", "keys", "");
+  for (const char* h : heads) std::printf(" | %19s", h);
+  std::printf("\n");
+  int64_t call = 0;  // which cache a cold call reads
+  for (const int64_t n_keys : {int64_t{512}, int64_t{900}, int64_t{2048}}) {
+    std::vector<float> w(kHeads * n_keys), scores(kHeads * n_keys);
+    for (auto& x : w) x = static_cast<float>(rng() % 1000) / 1e6f;
+    std::vector<const uint16_t*> keys(n_keys), values(n_keys);
+    for (const bool cold : {true, false}) {
+      std::vector<double> t[kColumns];
+      // Points keys and values at a cache's rows, value columns from d0.
+      auto point = [&](int64_t d0) {
+        const size_t c = cold ? static_cast<size_t>(call++ % kCaches) : 0;
+        for (int64_t j = 0; j < n_keys; ++j) {
+          keys[j] = rows.data() + (c * 2 * kSlots + j) * kHeadDim;
+          values[j] = rows.data() + (c * 2 * kSlots + kSlots + j) * kHeadDim + d0;
+        }
+      };
+      auto sum = [&](int64_t width, bool stream) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int64_t d0 = 0; d0 < kHeadDim; d0 += width) {
+          if (d0 > 0 || width < kHeadDim) point(d0);  // each cut as another thread would find it
+          if (stream) StreamRowsF16(values.data(), n_keys, width);
+          float* o[kHeads];
+          for (int g = 0; g < kHeads; ++g) o[g] = outs[g] + d0;
+          WeightedRowSumF16Order(w.data(), kHeads, values.data(), n_keys, 7, width, o);
+        }
+        return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      };
+      for (int r = 0; r < reps + 1; ++r) {
+        double us[kColumns];
+        point(0);
+        const auto t0 = std::chrono::steady_clock::now();
+        DotRowsF16Order(qs, kHeads, keys.data(), n_keys, kHeadDim, scores.data());
+        us[0] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        point(0);
+        us[1] = sum(kHeadDim, false);
+        point(0);
+        us[2] = sum(kHeadDim, true);
+        us[3] = sum(64, false);
+        us[4] = sum(64, true);
+        us[5] = sum(128, false);
+        us[6] = sum(128, true);
+        if (r == 0) continue;  // warm-up
+        for (int k = 0; k < kColumns; ++k) t[k].push_back(us[k]);
+      }
+      const double bytes = static_cast<double>(n_keys * kHeadDim * 2);
+      std::printf("%5lld %-4s", static_cast<long long>(n_keys), cold ? "cold" : "warm");
+      for (auto& v : t) {
+        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+        const double us = v[v.size() / 2];
+        std::printf(" | %6.1f us %4.1f GB/s", us, bytes / us / 1e3);
+      }
+      std::printf("\n");
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const kernels::KernelSet* ks = &kernels::ActiveKernels();
-  bool quick = false, model_only = false, batch = false;
+  bool quick = false, model_only = false, batch = false, attention = false;
   std::string model = ragd::bench::GemmaModelPath();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--model-only") == 0) model_only = true;
     if (std::strcmp(argv[i], "--batch") == 0) batch = true;
+    if (std::strcmp(argv[i], "--attention") == 0) attention = true;
     if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) model = argv[i + 1];
     if (std::strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
       const kernels::KernelSet* sets[4];
@@ -235,6 +332,10 @@ int main(int argc, char** argv) {
   }
   std::printf("cores: %u  kernels: %s  %s\n", std::thread::hardware_concurrency(), ks->name,
               openblas_get_config());
+  if (attention) {
+    BenchAttention(quick);
+    return 0;
+  }
   if (batch) {
     BenchBatch(model, *ks, quick);
     return 0;

@@ -18,10 +18,12 @@ constexpr int kHeadsPerItem = 4;
 // When there are fewer items than this many per thread (a lone decode row has
 // one per kv head), each item is cut in pieces so that every thread has a
 // share: the scores by runs of keys, the weighted sums by runs of the value
-// dimension.
+// dimension (128 values where the head width allows: 256 bytes of each row,
+// which stream in from memory faster than 64-value cuts, bench_kernels
+// --attention).
 constexpr int64_t kItemsPerThread = 2;
 constexpr int64_t kKeysPerPiece = 128;
-constexpr int64_t kDimsPerPiece = 64;
+constexpr int64_t kDimsPerPiece = 128;
 
 // One work item: a query token of one sequence, one kv head, and up to
 // kHeadsPerItem of the query heads that share it.
@@ -130,6 +132,7 @@ void AttendItem(const ModelConfig& config, int layer, const Item& it, bool llama
     // of rows).
     DotRowsF16Order(it.q, it.nq, keys16.data(), it.n_keys, hd, scores.data());
     SoftmaxRows(it, scores.data());
+    if (it.i == 0) StreamRowsF16(values16.data(), it.n_keys, hd);  // later tokens find them cached
     WeightedRowSumF16Order(scores.data(), it.nq, values16.data(), it.n_keys, it.lo, hd, it.out);
     return;
   }
@@ -186,20 +189,22 @@ void AttendInPieces(const ModelConfig& config, int layer, const Items& items, Th
       }
     }
   });
-  const int64_t dim_pieces = hd / kDimsPerPiece;
+  const int64_t dims = hd % kDimsPerPiece == 0 ? kDimsPerPiece : 64;  // llama order: hd % 64 == 0
+  const int64_t dim_pieces = hd / dims;
   pool->RunDynamic(static_cast<int64_t>(all.size()) * dim_pieces, 1, [&](int64_t begin, int64_t end, int) {
     thread_local std::vector<const uint16_t*> values;
     thread_local std::vector<float> w;
     for (int64_t piece = begin; piece < end; ++piece) {
       const Item& it = all[piece / dim_pieces];
-      const int64_t d0 = piece % dim_pieces * kDimsPerPiece;
+      const int64_t d0 = piece % dim_pieces * dims;
       w.assign(scores.begin() + score_at[piece / dim_pieces],
                scores.begin() + score_at[piece / dim_pieces + 1]);
       SoftmaxRows(it, w.data());
       GatherRows(it, false, layer, kv_width, 0, it.n_keys, d0, &values);
+      if (it.i == 0) StreamRowsF16(values.data(), it.n_keys, dims);
       float* out[kHeadsPerItem];
       for (int g = 0; g < it.nq; ++g) out[g] = it.out[g] + d0;
-      WeightedRowSumF16Order(w.data(), it.nq, values.data(), it.n_keys, it.lo, kDimsPerPiece, out);
+      WeightedRowSumF16Order(w.data(), it.nq, values.data(), it.n_keys, it.lo, dims, out);
     }
   });
 }

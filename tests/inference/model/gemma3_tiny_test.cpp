@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <tuple>
 
 #include "inference/gguf.h"
@@ -147,29 +148,34 @@ INSTANTIATE_TEST_SUITE_P(Types, TinyGemmaTest,
 
 // Heads of 64 values take llama.cpp's half-precision attention kernels with
 // a half KV cache. A single decode row on a pool is cut into pieces (scores
-// by runs of keys, sums by runs of dimensions); without a pool it is one
-// item: the logits must be the same to the bit, and a float cache close.
+// by runs of keys, sums by runs of dimensions: 64 of them for heads of 64,
+// 128 for heads of 256); without a pool it is one item: the logits must be the
+// same to the bit, and a float cache close.
 TEST(TinyGemma, HalfCacheDecodeInPiecesMatchesWholeItems) {
-  TinyGemmaSpec spec;
-  spec.head_dim = 64;
-  spec.sliding_window = 150;
-  spec.context_length = 320;
-  Loaded half = Load(spec, "pieces16", true);
-  Loaded full = Load(spec, "pieces32", false);
-  ASSERT_NE(half.model, nullptr);
-  ASSERT_NE(full.model, nullptr);
-  EXPECT_EQ(half.model->NewCache(8)->bytes() * 2, full.model->NewCache(8)->bytes());
-  // Past 128 positions: more than one run of keys per piece.
-  const auto tokens = RandomTokens(300, spec.n_vocab, 5);
-  ThreadPool pool(2);
-  const auto pieces = RunChunked(*half.model, tokens, {200, 1}, &pool);
-  const auto whole = RunChunked(*half.model, tokens, {200, 1}, nullptr);
-  const auto floats = RunChunked(*full.model, tokens, {200, 1}, &pool);
-  ASSERT_EQ(pieces.size(), tokens.size());
-  ASSERT_EQ(whole.size(), tokens.size());
-  for (size_t t = 200; t < tokens.size(); ++t) {
-    EXPECT_EQ(pieces[t], whole[t]) << "position " << t;
-    EXPECT_LT(MaxAbsDiff(pieces[t], floats[t]), 0.05) << "position " << t;
+  for (const int head_dim : {64, 256}) {
+    SCOPED_TRACE("head_dim " + std::to_string(head_dim));
+    TinyGemmaSpec spec;
+    spec.head_dim = head_dim;
+    spec.sliding_window = 150;
+    spec.context_length = 320;
+    const std::string name = "pieces" + std::to_string(head_dim);
+    Loaded half = Load(spec, name + "_16", true);
+    Loaded full = Load(spec, name + "_32", false);
+    ASSERT_NE(half.model, nullptr);
+    ASSERT_NE(full.model, nullptr);
+    EXPECT_EQ(half.model->NewCache(8)->bytes() * 2, full.model->NewCache(8)->bytes());
+    // Past 128 positions: more than one run of keys per piece.
+    const auto tokens = RandomTokens(300, spec.n_vocab, 5);
+    ThreadPool pool(2);
+    const auto pieces = RunChunked(*half.model, tokens, {200, 1}, &pool);
+    const auto whole = RunChunked(*half.model, tokens, {200, 1}, nullptr);
+    const auto floats = RunChunked(*full.model, tokens, {200, 1}, &pool);
+    ASSERT_EQ(pieces.size(), tokens.size());
+    ASSERT_EQ(whole.size(), tokens.size());
+    for (size_t t = 200; t < tokens.size(); ++t) {
+      EXPECT_EQ(pieces[t], whole[t]) << "position " << t;
+      EXPECT_LT(MaxAbsDiff(pieces[t], floats[t]), 0.05) << "position " << t;
+    }
   }
 }
 
