@@ -69,14 +69,38 @@ const ElementwiseSet kScalarElementwise = {GeluTanhRef, SoftmaxRef, ArgmaxRef, F
 
 }  // namespace kernels
 
+namespace {
+
+// RmsNorm of R consecutive rows of n: the R sums of squares are independent
+// chains of double additions (each in index order, as llama.cpp adds), run
+// side by side so that their latencies overlap.
+template <int R>
+void RmsNormTogether(const float* x, const float* weight, int64_t n, float eps, float* out) {
+  double sum[R] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    for (int r = 0; r < R; ++r) sum[r] += static_cast<double>(x[r * n + i] * x[r * n + i]);
+  }
+  for (int r = 0; r < R; ++r) {
+    const float mean = static_cast<float>(sum[r] / static_cast<double>(n));
+    const float scale = 1.0f / std::sqrt(mean + eps);
+    for (int64_t j = 0; j < n; ++j) out[r * n + j] = (x[r * n + j] * scale) * weight[j];
+  }
+}
+
+}  // namespace
+
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out) {
   // Squares of floats summed in double in index order, as llama.cpp does
   // (the residual stream spans enough magnitudes for the order to matter).
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
-  const float mean = static_cast<float>(sum / static_cast<double>(n));
-  const float scale = 1.0f / std::sqrt(mean + eps);
-  for (int64_t j = 0; j < n; ++j) out[j] = (x[j] * scale) * weight[j];
+  RmsNormTogether<1>(x, weight, n, eps, out);
+}
+
+void RmsNormRows(const float* x, const float* weight, int64_t rows, int64_t n, float eps, float* out) {
+  constexpr int kTogether = 4;  // 8 rows of 640 values: 5.1 us one by one, 1.8-2.6 us four at a time
+  int64_t r = 0;
+  for (; r + kTogether <= rows; r += kTogether)
+    RmsNormTogether<kTogether>(x + r * n, weight, n, eps, out + r * n);
+  for (; r < rows; ++r) RmsNormTogether<1>(x + r * n, weight, n, eps, out + r * n);
 }
 
 namespace {

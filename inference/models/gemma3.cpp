@@ -94,8 +94,7 @@ class Gemma3Model final : public Model {
   void NormRows(const float* in, const float* weight, int64_t rows, int64_t width, float* out,
                 ThreadPool* pool) const {
     ForRows(rows, pool, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r)
-        RmsNorm(in + r * width, weight, width, config_.rms_eps, out + r * width);
+      RmsNormRows(in + begin * width, weight, end - begin, width, config_.rms_eps, out + begin * width);
     });
   }
   void Layer(int il, std::span<SequenceStep> steps, int64_t m, ThreadPool* pool);
@@ -266,13 +265,15 @@ Status Gemma3Model::Forward(std::span<SequenceStep> steps, ThreadPool* pool) {
   int64_t out_row = 0;
   for (const SequenceStep& st : steps) {
     const int64_t n = static_cast<int64_t>(st.tokens.size());
-    for (int64_t i = n - OutputRows(st); i < n; ++i) {
-      RmsNorm(s_.x.data() + (row + i) * c.n_embd, output_norm_, c.n_embd, c.rms_eps,
-              s_.out_rows.data() + out_row * c.n_embd);
-      ++out_row;
+    const int64_t rows = OutputRows(st);
+    if (rows > 0) {
+      std::memcpy(s_.out_rows.data() + out_row * c.n_embd, s_.x.data() + (row + n - rows) * c.n_embd,
+                  rows * c.n_embd * sizeof(float));
     }
+    out_row += rows;
     row += n;
   }
+  RmsNormRows(s_.out_rows.data(), output_norm_, n_out_rows, c.n_embd, c.rms_eps, s_.out_rows.data());
   s_.logits.resize(n_out_rows * c.n_vocab);
   if (n_out_rows > 0) MatMul(token_embd_, s_.out_rows.data(), n_out_rows, s_.logits.data(), pool);
   out_row = 0;
@@ -310,15 +311,11 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
       for (int64_t i = begin; i < end; ++i) {
         float* q = s_.q + (row + i) * q_width;
         float* k = s_.k + (row + i) * kv_width;
-        for (int64_t h = 0; h < c.n_head; ++h) {
-          RmsNorm(q + h * hd, lw.q_norm, hd, c.rms_eps, q + h * hd);
-          RopeNeox(q + h * hd, hd, p0 + i, rope_base);
-        }
+        RmsNormRows(q, lw.q_norm, c.n_head, hd, c.rms_eps, q);  // the heads are consecutive rows
+        for (int64_t h = 0; h < c.n_head; ++h) RopeNeox(q + h * hd, hd, p0 + i, rope_base);
         ScaleF32(c.attention_scale, q, q_width);
-        for (int64_t h = 0; h < c.n_head_kv; ++h) {
-          RmsNorm(k + h * hd, lw.k_norm, hd, c.rms_eps, k + h * hd);
-          RopeNeox(k + h * hd, hd, p0 + i, rope_base);
-        }
+        RmsNormRows(k, lw.k_norm, c.n_head_kv, hd, c.rms_eps, k);
+        for (int64_t h = 0; h < c.n_head_kv; ++h) RopeNeox(k + h * hd, hd, p0 + i, rope_base);
         if (c.f16_attention) {  // the cache keeps k and v as halves
           RoundToHalf(q, q_width);
           FloatToHalfRow(k, kv_width, s_.k16.data() + (row + i) * kv_width);

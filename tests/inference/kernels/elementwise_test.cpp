@@ -42,6 +42,28 @@ TEST(Elementwise, RmsNorm) {
   EXPECT_EQ(out[3], 0.0f);
 }
 
+TEST(Elementwise, RmsNormRowsIsRmsNormOfEachRow) {
+  // Rows of very different magnitudes (the double sums' rounding depends on
+  // them), in numbers that leave every remainder of the rows taken together.
+  std::mt19937 rng(21);
+  for (int64_t rows : {1, 3, 4, 5, 8, 9}) {
+    for (int64_t n : {7, 256, 640}) {
+      std::vector<float> x;
+      for (int64_t r = 0; r < rows; ++r) {
+        const auto row = testing::RandomFloats(n, rng, std::pow(10.0f, static_cast<float>(r % 5) - 2));
+        x.insert(x.end(), row.begin(), row.end());
+      }
+      const auto w = testing::RandomFloats(n, rng);
+      std::vector<float> want(rows * n), got(rows * n);
+      for (int64_t r = 0; r < rows; ++r) RmsNorm(x.data() + r * n, w.data(), n, 1e-6f, want.data() + r * n);
+      RmsNormRows(x.data(), w.data(), rows, n, 1e-6f, got.data());
+      EXPECT_EQ(got, want) << rows << " rows of " << n;
+      RmsNormRows(x.data(), w.data(), rows, n, 1e-6f, x.data());  // in place
+      EXPECT_EQ(x, want) << rows << " rows of " << n << " in place";
+    }
+  }
+}
+
 TEST(Elementwise, RopeNeox) {
   std::mt19937 rng(21);
   const int64_t hd = 256;
