@@ -37,13 +37,13 @@ void WeightedRowSumF16Order(const float* w, int nq, const uint16_t* const* value
                             int64_t first_pos, int64_t n, float* const* out);
 
 // Reads every 64-byte line of rows[j][0 .. n) once (n % 32 == 0), rows in
-// order, and nothing else. WeightedRowSumF16Order reads its value rows 64 positions
-// apart, lane class by lane class: a pattern the hardware prefetchers do not
-// follow (and prefetch instructions did not help), so from a cold cache every
-// line came in on its own. Streamed in row order first, the rows come in at
-// memory speed (bench_kernels --attention: a cold 900-row weighted sum of 256
-// values fell from ~95 us to ~55 us). From a warm cache it is a few us of
-// wasted loads, so callers stream rows they expect to be cold.
+// order, and nothing else. WeightedRowSumF16Order reads its value rows 64
+// positions apart, lane class by lane class: a pattern the hardware
+// prefetchers do not follow (and prefetch instructions did not help), so from
+// a cold cache every line came in on its own. Streamed in row order first,
+// the rows come in at memory speed (bench_kernels --attention: a cold 900-row
+// weighted sum of 256 values fell from ~95 us to ~55 us). From a warm cache it
+// is a few us of wasted loads, so callers stream rows they expect to be cold.
 void StreamRowsF16(const uint16_t* const* rows, int64_t n_rows, int64_t n);
 
 // llama.cpp's AVX-512 exp for x <= 0 (the softmax argument): exact same
