@@ -15,8 +15,9 @@
 // (f16_attention.h) of one query token on Gemma 3 270M's shape (4 query heads
 // sharing one kv head of 256 values) for 512 visible keys (a sliding layer)
 // and 900 and 2048 (a global one), with the key and value rows cold (each
-// repetition reads another of 64 caches' worth, 128 MiB in all, beyond the last-level cache, as a decode
-// step finds them) and warm (the same rows again), one thread.
+// repetition reads another of 64 caches' worth, 128 MiB in all, beyond the
+// last-level cache, as a decode step finds them) and warm (the same rows
+// again), one thread.
 //
 // usage: bench_kernels [--kernels NAME] [--quick] [--model PATH] [--model-only] [--batch] [--attention]
 //   --kernels NAME  run a given kernel set (scalar, avx2, avx512vnni)

@@ -75,8 +75,8 @@ void LegacyPanelTile(const uint8_t* q, const float* scale, int64_t nb, const uin
 // sum as a float (|sum| <= 32*128*127 < 2^22: exact). Integer sums are
 // exact, so few rows split the eight into two chains (latency) for free.
 template <int C>
-void BlockSumPanelTile(const uint8_t* q, const float* scale, int64_t nb, const BlockQ8A* const* acts, float* y,
-                       int64_t ldy, __mmask16 store_mask, SpreadPrefetch* pf) {
+void BlockSumPanelTile(const uint8_t* q, const float* scale, int64_t nb, const BlockQ8A* const* acts,
+                       float* y, int64_t ldy, __mmask16 store_mask, SpreadPrefetch* pf) {
   constexpr int kChains = C <= 4 ? 2 : 1;
   __m512 acc[C];
   for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps();
