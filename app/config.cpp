@@ -84,6 +84,7 @@ Status Validate(const Config& c) {
   RAGD_RETURN_IF_ERROR(range("inference.kv_cache_bytes", c.inference.kv_cache_bytes, 1 << 20, int64_t{1} << 40));
   RAGD_RETURN_IF_ERROR(range("inference.prefix_cache_bytes", c.inference.prefix_cache_bytes, 0, int64_t{1} << 40));
   RAGD_RETURN_IF_ERROR(range("inference.draft_tokens", c.inference.draft_tokens, 1, 64));
+  RAGD_RETURN_IF_ERROR(range("inference.draft_shared_answers", c.inference.draft_shared_answers, 0, 1 << 16));
   RAGD_RETURN_IF_ERROR(range("inference.compute_nice", c.inference.compute_nice, 0, 19));
   RAGD_RETURN_IF_ERROR(range("retrieval.top_k", c.retrieval.top_k, 1, 100));
   RAGD_RETURN_IF_ERROR(range("retrieval.chunk_tokens", c.retrieval.chunk_tokens, 16, 510));
@@ -126,21 +127,27 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("server.max_json_bytes", "largest JSON request body", server.max_json_bytes),
       RAGD_FIELD("server.max_upload_bytes", "largest multipart upload request", server.max_upload_bytes),
       RAGD_FIELD("server.stream_timeout_s", "longest a streamed answer may take", server.stream_timeout_s),
-      RAGD_FIELD("server.web_dir", "browser pages; empty = the web/ folder of the source tree", server.web_dir),
+      RAGD_FIELD("server.web_dir", "browser pages; empty = the web/ folder of the source tree",
+                 server.web_dir),
       RAGD_FIELD("models.dir", "model folder; empty = $RAGD_MODELS or ~/.cache/ragd/models", models.dir),
       RAGD_FIELD("models.llm", "GGUF language model, relative to models.dir", models.llm),
       RAGD_FIELD("models.embedding", "embedding model folder, relative to models.dir", models.embedding),
       RAGD_FIELD("inference.threads", "compute threads; 0 = one per core", inference.threads),
-      RAGD_FIELD("inference.context_length", "tokens per sequence, prompt and answer", inference.context_length),
+      RAGD_FIELD("inference.context_length", "tokens per sequence, prompt and answer",
+                 inference.context_length),
       RAGD_FIELD("inference.max_tokens", "default answer length in tokens", inference.max_tokens),
       RAGD_FIELD("inference.max_batch", "sequences decoded together", inference.max_batch),
       RAGD_FIELD("inference.max_queue", "waiting requests before 503", inference.max_queue),
       RAGD_FIELD("inference.step_tokens", "tokens per batched forward pass", inference.step_tokens),
-      RAGD_FIELD("inference.kv_cache_bytes", "KV-cache memory for running sequences", inference.kv_cache_bytes),
+      RAGD_FIELD("inference.kv_cache_bytes", "KV-cache memory for running sequences",
+                 inference.kv_cache_bytes),
       RAGD_FIELD("inference.prefix_cache_bytes", "KV memory kept for repeated prompt prefixes; 0 = off",
                  inference.prefix_cache_bytes),
       RAGD_FIELD("inference.speculative", "prompt-lookup speculative decoding", inference.speculative),
       RAGD_FIELD("inference.draft_tokens", "draft tokens per sequence and step", inference.draft_tokens),
+      RAGD_FIELD("inference.draft_shared_answers",
+                 "earlier answers whose common phrasing drafts too; 0 = each answer drafts from itself only",
+                 inference.draft_shared_answers),
       RAGD_FIELD("inference.compute_nice", "niceness of the compute threads (0-19)", inference.compute_nice),
       RAGD_FIELD("retrieval.top_k", "passages given to the model", retrieval.top_k),
       RAGD_FIELD("retrieval.chunk_tokens", "target chunk length in embedding tokens", retrieval.chunk_tokens),

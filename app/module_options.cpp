@@ -21,6 +21,7 @@ inference::SchedulerOptions SchedulerOptionsFor(const Config& config) {
   o.prefix_cache.max_bytes = static_cast<size_t>(c.prefix_cache_bytes);
   o.speculative = c.speculative;
   o.draft.max_draft = static_cast<int>(c.draft_tokens);
+  o.draft.shared_answers = static_cast<int>(c.draft_shared_answers);
   return o;
 }
 

@@ -5,37 +5,132 @@
 
 namespace ragd::inference {
 
-int ProposeDraft(std::span<const TokenId> history, const PromptLookupOptions& options, int limit,
-                 std::vector<TokenId>* draft) {
-  draft->clear();
-  const int64_t size = static_cast<int64_t>(history.size());
-  const int64_t want = std::min(options.max_draft, limit);
-  if (want <= 0) return 0;
-  for (int64_t n = std::min<int64_t>(options.ngram_max, size - 1); n >= std::max(1, options.ngram_min); --n) {
-    const auto suffix = history.subspan(size - n, n);
-    // Latest start j < size - n whose n tokens equal the suffix.
-    for (int64_t j = size - n - 1; j >= 0; --j) {
-      if (history[j] != suffix[0] || !std::equal(suffix.begin(), suffix.end(), history.begin() + j)) continue;
-      const int64_t from = j + n;
-      const int64_t count = std::min(want, size - from);
-      draft->assign(history.begin() + from, history.begin() + from + count);
-      return static_cast<int>(n);
-    }
+NgramCounts::NgramCounts(int max_n) : max_n_(std::clamp(max_n, 1, kMaxN)) {}
+
+size_t NgramCounts::KeyHash::operator()(const Key& k) const {
+  uint64_t h = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(k.n + 1);
+  for (int i = 0; i < k.n; ++i) h = (h ^ static_cast<uint32_t>(k.t[i])) * 0x100000001b3ull;
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+NgramCounts::Key NgramCounts::MakeKey(std::span<const TokenId> before, int n) {
+  Key key;
+  key.n = n;
+  std::copy(before.end() - n, before.end(), key.t.begin());
+  return key;
+}
+
+void NgramCounts::Add(const Key& key, TokenId next, int64_t delta) {
+  if (delta > 0) ++clock_;
+  auto it = map_.find(key);
+  if (it == map_.end()) {
+    if (delta <= 0) return;
+    it = map_.emplace(key, std::vector<Follower>{}).first;
   }
-  return 0;
+  auto& followers = it->second;
+  auto f =
+      std::find_if(followers.begin(), followers.end(), [&](const Follower& x) { return x.token == next; });
+  if (f == followers.end()) {
+    if (delta <= 0) return;
+    followers.push_back({next, delta, clock_});
+    return;
+  }
+  f->count += delta;
+  if (delta > 0) f->last = clock_;
+  if (f->count > 0) return;
+  followers.erase(f);
+  if (followers.empty()) map_.erase(it);
 }
 
-void DraftAcceptance::Record(int matched, int proposed, int accepted) {
-  if (proposed <= 0) return;
-  constexpr double kDecay = 0.8;  // recent drafts count most: a quote starts and ends
-  Counts& c = matched >= kLongMatch ? long_ : short_;
-  c.hits = kDecay * c.hits + accepted;
-  c.misses = kDecay * c.misses + (accepted < proposed ? 1 : 0);
+void NgramCounts::Count(std::span<const TokenId> before, TokenId next, int delta) {
+  const int top = std::min<int>(max_n_, static_cast<int>(before.size()));
+  for (int n = 1; n <= top; ++n) Add(MakeKey(before, n), next, delta);
 }
 
-double DraftAcceptance::acceptance(int matched) const {
-  const Counts& c = matched >= kLongMatch ? long_ : short_;
-  return (c.hits + 0.5) / (c.hits + c.misses + 1);
+void NgramCounts::CountPresence(const NgramCounts& other, int delta) {
+  const int64_t sign = delta > 0 ? 1 : -1;
+  for (const auto& [key, followers] : other.map_)
+    for (const Follower& f : followers) Add(key, f.token, sign);
+}
+
+NgramCounts::Guess NgramCounts::Predict(std::span<const TokenId> before, int min_n, int64_t min_count) const {
+  const int top = std::min<int>(max_n_, static_cast<int>(before.size()));
+  for (int n = top; n >= std::max(1, min_n); --n) {
+    const auto it = map_.find(MakeKey(before, n));
+    if (it == map_.end()) continue;
+    const Follower* best = nullptr;
+    for (const Follower& f : it->second)
+      if (best == nullptr || f.count > best->count || (f.count == best->count && f.last > best->last))
+        best = &f;
+    if (best->count >= min_count) return {best->token, n};
+  }
+  return {};
+}
+
+SharedPhrasing::SharedPhrasing(int capacity, int max_n) : capacity_(std::max(0, capacity)), counts_(max_n) {}
+
+void SharedPhrasing::Add(std::span<const TokenId> lead, std::span<const TokenId> answer) {
+  if (capacity_ == 0 || answer.empty()) return;
+  const int max_n = counts_.max_n();
+  std::vector<TokenId> stream(lead.end() - std::min<ptrdiff_t>(lead.size(), max_n), lead.end());
+  const size_t first = stream.size();
+  stream.insert(stream.end(), answer.begin(), answer.end());
+  NgramCounts own(max_n);
+  for (size_t i = std::max<size_t>(first, 1); i < stream.size(); ++i)
+    own.Count(std::span<const TokenId>(stream).first(i), stream[i]);
+  counts_.CountPresence(own, +1);
+  answers_.push_back(std::move(own));
+  if (answers_.size() > static_cast<size_t>(capacity_)) {
+    counts_.CountPresence(answers_.front(), -1);
+    answers_.pop_front();
+  }
+}
+
+void ProposeDraft(std::span<const TokenId> history, const NgramCounts& own, const SharedPhrasing* shared,
+                  const PromptLookupOptions& options, int limit, std::vector<TokenId>* draft,
+                  std::vector<DraftSource>* sources) {
+  draft->clear();
+  sources->clear();
+  const int want = std::min(options.max_draft, limit);
+  if (want <= 0) return;
+  // The last tokens of the history, then the draft's own guesses.
+  const size_t keep = static_cast<size_t>(NgramCounts::kMaxN);
+  std::vector<TokenId> tail(history.end() - std::min(history.size(), keep), history.end());
+  while (static_cast<int>(draft->size()) < want) {
+    NgramCounts::Guess g = own.Predict(tail, options.ngram_min);
+    bool from_shared = false;
+    if (shared != nullptr) {
+      const auto s = shared->counts().Predict(tail, std::max(options.ngram_min, g.n + 1),
+                                              std::max(1, options.shared_min_answers));
+      if (s.token >= 0) {
+        g = s;
+        from_shared = true;
+      }
+    }
+    if (g.token < 0) break;
+    draft->push_back(g.token);
+    sources->push_back({from_shared, g.n});
+    tail.push_back(g.token);
+    if (tail.size() > keep) tail.erase(tail.begin());
+  }
+}
+
+DraftAcceptance::Counts& DraftAcceptance::Class(const DraftSource& s) {
+  return counts_[(s.shared ? kLongMatch : 0) + std::clamp(s.n, 1, kLongMatch) - 1];
+}
+
+void DraftAcceptance::Record(std::span<const DraftSource> sources, int accepted) {
+  constexpr double kDecay = 0.995;  // about the last 200 tries of a class
+  for (int i = 0; i < static_cast<int>(sources.size()) && i <= accepted; ++i) {
+    Counts& c = Class(sources[i]);
+    c.held = kDecay * c.held + (i < accepted ? 1 : 0);
+    c.tried = kDecay * c.tried + 1;
+  }
+}
+
+double DraftAcceptance::chance(const DraftSource& source) const {
+  const Counts& c = Class(source);
+  return c.held / c.tried;
 }
 
 std::vector<int> PlanDrafts(std::span<const DraftOffer> offers, int base_rows, double row_cost,
@@ -48,8 +143,8 @@ std::vector<int> PlanDrafts(std::span<const DraftOffer> offers, int base_rows, d
     int best = -1;
     double value = 0;
     for (size_t i = 0; i < offers.size(); ++i) {
-      if (take[i] >= offers[i].available) continue;
-      const double v = std::pow(offers[i].acceptance, take[i] + 1);
+      if (take[i] >= static_cast<int>(offers[i].chance.size())) continue;
+      const double v = offers[i].chance[take[i]];
       if (v > value) {
         value = v;
         best = static_cast<int>(i);

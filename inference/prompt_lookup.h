@@ -1,11 +1,24 @@
 // Prompt-lookup drafting for speculative decoding: RAG answers quote their
-// sources, so the tokens that followed an earlier occurrence of the latest few
+// sources, so the tokens that followed earlier occurrences of the latest few
 // output tokens are a cheap guess at what comes next. The guess is verified by
 // the model in the same batched step (see scheduler.h); a wrong guess costs a
 // little compute, never a different output.
+//
+// Guesses come from n-gram counts: for every context of 1..ngram_max tokens
+// seen in a sequence (its prompt and what it has generated), how often each
+// token followed it. The longest context that matches the end of the
+// sequence gives the most frequent follower (ties: the latest seen), and the
+// draft goes on from its own guesses. A second, server-wide table holds the
+// phrasing of earlier answers (SharedPhrasing): only continuations that at
+// least two different answers used, so it drafts the model's habits (how an
+// answer opens, how a citation is written), not any one answer's content.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <deque>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "inference/tokenizer/tokenizer.h"
@@ -13,49 +26,121 @@
 namespace ragd::inference {
 
 struct PromptLookupOptions {
-  int max_draft = 8;  // tokens proposed at most
-  int ngram_max = 4;  // longest suffix of the history looked up first
-  int ngram_min = 2;  // shortest suffix tried (>= 1)
+  int max_draft = 8;           // tokens proposed at most
+  int ngram_max = 4;           // longest context looked up first (at most NgramCounts::kMaxN)
+  int ngram_min = 1;           // shortest context tried (>= 1)
+  int shared_answers = 256;    // earlier answers whose common phrasing drafts too (0 = none)
+  int shared_min_answers = 2;  // a shared continuation counts once this many answers used it
 };
 
-// Looks for the latest earlier occurrence of the last n tokens of `history`
-// (n from ngram_max down to ngram_min) and copies what followed it, at most
-// min(options.max_draft, limit) tokens, into *draft. Returns n, or 0 (and an
-// empty draft) when nothing matches.
-int ProposeDraft(std::span<const TokenId> history, const PromptLookupOptions& options, int limit,
-                 std::vector<TokenId>* draft);
+// How often each token followed each context of 1..max_n tokens.
+// Thread-safety: none.
+class NgramCounts {
+ public:
+  static constexpr int kMaxN = 6;
+  explicit NgramCounts(int max_n = 4);
 
-// What a sequence's drafts have been worth so far: per-token acceptance p
-// (the chance that a draft token holds, given that the ones before it did),
-// kept apart for drafts from short and from long n-gram matches (a long match
-// is usually a quote going on). Thread-safety: none (per sequence).
+  // Counts `next` (delta > 0: once more, < 0: once less; a count that reaches
+  // zero is dropped) after each context of 1..max_n tokens that ends `before`.
+  void Count(std::span<const TokenId> before, TokenId next, int delta = 1);
+  // Counts once (with the sign of `delta`) every distinct (context, follower)
+  // pair of `other`: a phrase used twice in one answer is still one answer's.
+  void CountPresence(const NgramCounts& other, int delta);
+
+  struct Guess {
+    TokenId token = -1;  // -1: no context matched
+    int n = 0;           // length of the context that matched
+  };
+  // The most frequent follower (ties: the latest counted) of the longest
+  // context of min_n..max_n tokens ending `before` that has one counted at
+  // least `min_count` times.
+  Guess Predict(std::span<const TokenId> before, int min_n, int64_t min_count = 1) const;
+
+  size_t contexts() const { return map_.size(); }
+  int max_n() const { return max_n_; }
+
+ private:
+  struct Key {
+    std::array<TokenId, kMaxN> t{};  // the context, unused entries 0
+    int n = 0;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  struct Follower {
+    TokenId token;
+    int64_t count;
+    uint64_t last;  // when it was last counted up
+  };
+  static Key MakeKey(std::span<const TokenId> before, int n);
+  void Add(const Key& key, TokenId next, int64_t delta);
+
+  int max_n_;
+  uint64_t clock_ = 0;
+  std::unordered_map<Key, std::vector<Follower>, KeyHash> map_;
+};
+
+// The phrasing of the last `capacity` answers (see the file comment).
+// Thread-safety: none (the scheduler's thread).
+class SharedPhrasing {
+ public:
+  SharedPhrasing(int capacity, int max_n);
+  // One finished answer: `lead` (the prompt's last tokens, the context its
+  // first tokens followed) and the tokens generated.
+  void Add(std::span<const TokenId> lead, std::span<const TokenId> answer);
+  const NgramCounts& counts() const { return counts_; }
+  size_t answers() const { return answers_.size(); }
+
+ private:
+  int capacity_;
+  NgramCounts counts_;
+  std::deque<NgramCounts> answers_;  // each answer's own counts, oldest first
+};
+
+// Where a draft token came from: the class its chance is learnt in.
+struct DraftSource {
+  bool shared = false;  // SharedPhrasing, not the sequence itself
+  int n = 0;            // context length matched
+};
+
+// Fills *draft with up to `limit` tokens guessed after `history`, and
+// *sources with where each came from. `shared` may be null.
+void ProposeDraft(std::span<const TokenId> history, const NgramCounts& own, const SharedPhrasing* shared,
+                  const PromptLookupOptions& options, int limit, std::vector<TokenId>* draft,
+                  std::vector<DraftSource>* sources);
+
+// What draft tokens of each source have been worth lately, over all
+// sequences: the chance that a draft token holds, given that the ones before
+// it did. Thread-safety: none.
 class DraftAcceptance {
  public:
-  static constexpr int kLongMatch = 3;  // n-gram matches of this length or more count as long
-  // After a verification of `proposed` tokens drafted from a match of
-  // `matched` tokens, of which the first `accepted` held.
-  void Record(int matched, int proposed, int accepted);
-  double acceptance(int matched) const;
+  static constexpr int kLongMatch = 3;  // contexts of this length or more share one class
+  // After a verification: of the draft tokens from `sources`, the first
+  // `accepted` held (and the one after them, if any, did not).
+  void Record(std::span<const DraftSource> sources, int accepted);
+  double chance(const DraftSource& source) const;
 
  private:
   struct Counts {
-    double hits = 1, misses = 0;  // decayed counts; the prior leans to trying
+    double held = 1, tried = 2;  // decayed counts; the prior is an even chance
   };
-  Counts short_, long_;
+  Counts& Class(const DraftSource& s);
+  const Counts& Class(const DraftSource& s) const { return const_cast<DraftAcceptance*>(this)->Class(s); }
+  std::array<Counts, 2 * kLongMatch> counts_;
 };
 
-// One sequence's draft on offer for a step: `available` proposed tokens with
-// per-token acceptance `acceptance`.
+// One sequence's draft on offer for a step: chance[k] is the chance that its
+// first k + 1 draft tokens all hold (non-increasing in k).
 struct DraftOffer {
-  double acceptance = 0;
-  int available = 0;
+  std::vector<double> chance;
 };
 
 // How many of each offer's draft tokens a step should verify. The step
 // already has `base_rows` rows, one per decoding sequence, each yielding one
 // token; each more row costs `row_cost` of the step's fixed cost (reading the
 // weights), so a step of R rows costs about 1 + row_cost * R, and the k-th
-// draft token of an offer yields acceptance^k tokens. Draft tokens are added,
+// draft token of an offer yields chance[k - 1] tokens. Draft tokens are added,
 // the most likely first, while each raises the step's expected tokens per
 // unit of cost, and at most `max_rows` in all. With one sequence cheap rows
 // buy long drafts; with a full batch only drafts that almost surely hold

@@ -41,16 +41,20 @@ struct Scheduler::Job {
   std::vector<TokenId> fed;
   bool prefill = false;
   std::span<const float> logits;
-  // Speculation: the proposed draft (cut to what the step takes), the length
-  // of the n-gram match it came from, and what this sequence's drafts have
-  // been worth.
+  // Speculation: the proposed draft (cut to what the step takes), where each
+  // of its tokens came from, and the n-gram counts of the sequence's first
+  // `counted` tokens.
   std::vector<TokenId> draft;
-  int matched = 0;
-  DraftAcceptance drafts;
+  std::vector<DraftSource> draft_sources;
+  NgramCounts ngrams;
+  size_t counted = 0;
 };
 
 Scheduler::Scheduler(Engine& engine, SchedulerOptions options)
-    : engine_(engine), options_(options), prefix_(engine.model_->config(), options.prefix_cache) {
+    : engine_(engine),
+      options_(options),
+      prefix_(engine.model_->config(), options.prefix_cache),
+      shared_(options.speculative ? options.draft.shared_answers : 0, options.draft.ngram_max) {
   options_.max_running = std::max(1, options_.max_running);
   options_.step_tokens = std::max(1, options_.step_tokens);
   options_.draft.max_draft = std::max(0, options_.draft.max_draft);
@@ -74,6 +78,7 @@ Result<CancelHandle> Scheduler::Submit(const GenerationRequest& request, Schedul
   if (!seq.ok()) return seq.status();
   auto job = std::make_unique<Job>();
   job->seq = std::move(seq).value();
+  job->ngrams = NgramCounts(options_.draft.ngram_max);
   job->kv_bytes = KvCache::BytesFor(engine_.model_->config(), job->seq->kv_capacity(), Spare());
   if (job->kv_bytes > options_.kv_budget_bytes) {
     return Status::InvalidArgument("the request needs " + Mib(job->kv_bytes) + " of KV cache (" +
@@ -182,13 +187,17 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     job->prefill = false;
     job->fed.assign(1, job->seq->tokens().back());
     job->draft.clear();
-    job->matched = 0;
+    job->draft_sources.clear();
+    DraftOffer& offer = offers.emplace_back();
     if (options_.speculative) {
       // A draft token is worth proposing only if it could still be accepted.
       const int room = job->seq->max_completion() - job->seq->completion_tokens() - 1;
-      job->matched = ProposeDraft(job->seq->tokens(), options_.draft, room, &job->draft);
+      ProposeDraft(CountNgrams(*job), job->ngrams, shared_.answers() > 0 ? &shared_ : nullptr, options_.draft,
+                   room, &job->draft, &job->draft_sources);
+      double all_hold = 1;
+      for (const DraftSource& source : job->draft_sources)
+        offer.chance.push_back(all_hold *= acceptance_.chance(source));
     }
-    offers.push_back({job->drafts.acceptance(job->matched), static_cast<int>(job->draft.size())});
     decoding.push_back(job.get());
   }
   const int n_decode = static_cast<int>(decoding.size());
@@ -197,6 +206,7 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
   for (int i = 0; i < n_decode; ++i) {
     Job* job = decoding[i];
     job->draft.resize(take[i]);
+    job->draft_sources.resize(take[i]);
     job->fed.insert(job->fed.end(), job->draft.begin(), job->draft.end());
     budget -= static_cast<int64_t>(job->fed.size());
     SequenceStep& st = steps.emplace_back();
@@ -284,8 +294,16 @@ void Scheduler::AfterDecode(Job& job) {
   }
   // Keep the positions of the last token and the accepted drafts only.
   job.cache->Rewind(base + 1 + static_cast<int64_t>(accepted));
-  job.drafts.Record(job.matched, static_cast<int>(job.draft.size()), static_cast<int>(accepted));
+  acceptance_.Record(job.draft_sources, static_cast<int>(accepted));
   CountDrafts(job, accepted);
+}
+
+std::span<const TokenId> Scheduler::CountNgrams(Job& job) {
+  const std::span<const TokenId> history = job.seq->tokens();
+  for (size_t i = std::max<size_t>(job.counted, 1); i < history.size(); ++i)
+    job.ngrams.Count(history.first(i), history[i]);
+  job.counted = history.size();
+  return history;
 }
 
 void Scheduler::CountDrafts(Job& job, size_t accepted) {
@@ -310,6 +328,11 @@ void Scheduler::End(Job& job, FinishReason reason) {
   const auto now = Clock::now();
   if (job.first_token_at != Clock::time_point()) job.stats.decode_ms = MsBetween(job.first_token_at, now);
   job.stats.completion_tokens = job.seq->completion_tokens();
+  if (options_.speculative) {
+    const std::span<const TokenId> tokens = job.seq->tokens();
+    const auto n_prompt = static_cast<size_t>(job.seq->prompt_tokens());
+    shared_.Add(tokens.first(n_prompt), tokens.subspan(n_prompt));
+  }
   SchedulerEvent ev;
   ev.kind = SchedulerEvent::Kind::kDone;
   ev.finish_reason = reason;

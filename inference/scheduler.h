@@ -102,7 +102,8 @@ class Scheduler {
   void RunStep(std::vector<std::unique_ptr<Job>>& active);
   void AfterPrefill(Job& job);
   void AfterDecode(Job& job);
-  void CountDrafts(Job& job, size_t accepted);  // into the job's stats and the gauges
+  std::span<const TokenId> CountNgrams(Job& job);  // brings the job's n-gram counts up to date; its tokens
+  void CountDrafts(Job& job, size_t accepted);     // into the job's stats and the gauges
   void Emit(Job& job, const GenerationChunk& chunk);
   void End(Job& job, FinishReason reason);
   void Fail(Job& job, const Status& status);
@@ -113,6 +114,8 @@ class Scheduler {
   SchedulerOptions options_;
   PrefixCache prefix_;       // loop thread only
   StepCostModel step_cost_;  // loop thread only: what a decode row costs, for the draft plan
+  SharedPhrasing shared_;    // loop thread only: earlier answers' common phrasing, for drafts
+  DraftAcceptance acceptance_;  // loop thread only: what each source's draft tokens are worth
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

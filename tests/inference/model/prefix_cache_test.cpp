@@ -1,7 +1,6 @@
-// The prefix cache and prompt-lookup drafting on a tiny random-weight Gemma:
-// restored keys/values equal computed ones bit for bit, chains only match
-// behind the same prefix, the byte budget holds, and drafts copy what
-// followed the latest earlier occurrence.
+// The prefix cache on a tiny random-weight Gemma: restored keys/values equal
+// computed ones bit for bit, chains only match behind the same prefix, and the
+// byte budget holds.
 #include "inference/prefix_cache.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +11,6 @@
 #include <memory>
 
 #include "inference/gguf.h"
-#include "inference/prompt_lookup.h"
 #include "tests/inference/model/tiny_gemma.h"
 
 namespace ragd::inference {
@@ -147,58 +145,6 @@ TEST(PrefixCache, SkipsBlocksASlidingLayerNoLongerHolds) {
   Fill(cache.get(), a, 0, 16);  // the window (8) holds only the last two blocks
   pc.Store(a, 16, *cache);
   EXPECT_EQ(pc.stats().blocks, 0u);  // block 0 is gone from the sliding layers: no chain
-}
-
-TEST(PromptLookup, CopiesWhatFollowedTheLatestOccurrence) {
-  std::vector<TokenId> draft;
-  const std::vector<TokenId> h = {1, 2, 3, 4, 5, 9, 2, 3, 7, 8, 6, 2, 3};
-  PromptLookupOptions o{.max_draft = 3, .ngram_max = 3, .ngram_min = 2};
-  EXPECT_EQ(ProposeDraft(h, o, 8, &draft), 2);
-  EXPECT_EQ(draft, (std::vector<TokenId>{7, 8, 6}));  // after the latest "2 3"
-  EXPECT_EQ(ProposeDraft(h, o, 1, &draft), 2);
-  EXPECT_EQ(draft, (std::vector<TokenId>{7}));
-  const std::vector<TokenId> none = {1, 2, 3, 4};
-  EXPECT_EQ(ProposeDraft(none, o, 8, &draft), 0);
-  EXPECT_TRUE(draft.empty());
-  EXPECT_EQ(ProposeDraft(h, o, 0, &draft), 0);
-}
-
-TEST(PromptLookup, DraftAcceptanceIsKeptPerMatchLength) {
-  DraftAcceptance b;
-  for (int i = 0; i < 6; ++i) b.Record(4, 4, 4);
-  EXPECT_GT(b.acceptance(4), 0.9);
-  for (int i = 0; i < 30; ++i) b.Record(2, 2, 0);
-  EXPECT_LT(b.acceptance(2), 0.12);
-  EXPECT_GT(b.acceptance(3), 0.9);  // long matches keep their own record
-}
-
-TEST(PromptLookup, PlanDraftsTakesLongDraftsAloneAndFewInAFullBatch) {
-  // One sequence, cheap rows: a likely draft is taken far, an unlikely one not at all.
-  const DraftOffer likely{.acceptance = 0.9, .available = 8};
-  const DraftOffer unlikely{.acceptance = 0.1, .available = 8};
-  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{likely}, 1, 0.1, 256), std::vector<int>{8});
-  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{unlikely}, 1, 0.3, 256), std::vector<int>{0});
-  // p = 0.6, c = 0.3: the k-th token is worth it while 0.6^k (1 + 0.3 rows) > 0.3 tokens.
-  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{{0.6, 8}}, 1, 0.3, 256), std::vector<int>{2});
-  // Eight sequences: the same p = 0.6 no longer pays; 0.95 still does, most likely first.
-  std::vector<DraftOffer> batch(8, DraftOffer{0.6, 8});
-  EXPECT_EQ(PlanDrafts(batch, 8, 0.3, 256), std::vector<int>(8, 0));
-  batch[3] = {0.95, 8};
-  const auto take = PlanDrafts(batch, 8, 0.3, 256);
-  for (int i = 0; i < 8; ++i) EXPECT_EQ(take[i] > 0, i == 3) << "sequence " << i;
-  // The row limit holds, and what is not on offer is never taken.
-  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{likely}, 1, 0.1, 4), std::vector<int>{3});
-  EXPECT_EQ(PlanDrafts(std::vector<DraftOffer>{{0.9, 2}}, 1, 0.1, 256), std::vector<int>{2});
-}
-
-TEST(PromptLookup, StepCostModelFitsFixedAndPerRowCost) {
-  StepCostModel m(0.3);
-  EXPECT_DOUBLE_EQ(m.RowCost(), 0.3);  // nothing seen: the prior
-  for (int i = 0; i < 40; ++i) m.Record(1, 20.0);
-  EXPECT_NEAR(m.RowCost(), 0.3, 0.01);  // one size only: still the prior
-  // Steps of 20 + 2 ms per row: per row / fixed = 2 / 18 ~ 0.11.
-  for (int i = 0; i < 200; ++i) m.Record(1 + i % 9, 18.0 + 2.0 * (1 + i % 9));
-  EXPECT_NEAR(m.RowCost(), 2.0 / 18.0, 0.01);
 }
 
 }  // namespace
