@@ -145,9 +145,10 @@ const std::vector<ConfigField>& ConfigFields() {
                  inference.prefix_cache_bytes),
       RAGD_FIELD("inference.speculative", "prompt-lookup speculative decoding", inference.speculative),
       RAGD_FIELD("inference.draft_tokens", "draft tokens per sequence and step", inference.draft_tokens),
-      RAGD_FIELD("inference.draft_shared_answers",
-                 "earlier answers whose common phrasing drafts too; 0 = each answer drafts from itself only",
-                 inference.draft_shared_answers),
+      RAGD_FIELD(
+          "inference.draft_shared_answers",
+          "answers to distinct prompts whose common phrasing drafts too; 0 = each drafts from itself only",
+          inference.draft_shared_answers),
       RAGD_FIELD("inference.compute_nice", "niceness of the compute threads (0-19)", inference.compute_nice),
       RAGD_FIELD("retrieval.top_k", "passages given to the model", retrieval.top_k),
       RAGD_FIELD("retrieval.chunk_tokens", "target chunk length in embedding tokens", retrieval.chunk_tokens),

@@ -47,7 +47,7 @@ struct InferenceConfig {
   int64_t prefix_cache_bytes = int64_t{1} << 30;    // KV kept for repeated prompt prefixes; 0 = off
   bool speculative = true;         // prompt-lookup speculative decoding
   int64_t draft_tokens = 8;        // draft tokens per sequence and step at most
-  int64_t draft_shared_answers = 256;  // earlier answers whose common phrasing drafts too; 0 = none
+  int64_t draft_shared_answers = 256;  // answers to distinct prompts whose common phrasing drafts; 0 = none
   int64_t compute_nice = 5;        // niceness of the compute threads: request handling preempts them
 };
 

@@ -69,19 +69,23 @@ NgramCounts::Guess NgramCounts::Predict(std::span<const TokenId> before, int min
 
 SharedPhrasing::SharedPhrasing(int capacity, int max_n) : capacity_(std::max(0, capacity)), counts_(max_n) {}
 
-void SharedPhrasing::Add(std::span<const TokenId> lead, std::span<const TokenId> answer) {
+void SharedPhrasing::Add(std::span<const TokenId> prompt, std::span<const TokenId> answer) {
   if (capacity_ == 0 || answer.empty()) return;
+  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a over the prompt's tokens
+  for (const TokenId t : prompt) hash = (hash ^ static_cast<uint32_t>(t)) * 0x100000001b3ull;
+  for (const Answer& a : answers_)
+    if (a.prompt_hash == hash) return;
   const int max_n = counts_.max_n();
-  std::vector<TokenId> stream(lead.end() - std::min<ptrdiff_t>(lead.size(), max_n), lead.end());
+  std::vector<TokenId> stream(prompt.end() - std::min<ptrdiff_t>(prompt.size(), max_n), prompt.end());
   const size_t first = stream.size();
   stream.insert(stream.end(), answer.begin(), answer.end());
   NgramCounts own(max_n);
   for (size_t i = std::max<size_t>(first, 1); i < stream.size(); ++i)
     own.Count(std::span<const TokenId>(stream).first(i), stream[i]);
   counts_.CountPresence(own, +1);
-  answers_.push_back(std::move(own));
+  answers_.push_back({hash, std::move(own)});
   if (answers_.size() > static_cast<size_t>(capacity_)) {
-    counts_.CountPresence(answers_.front(), -1);
+    counts_.CountPresence(answers_.front().counts, -1);
     answers_.pop_front();
   }
 }

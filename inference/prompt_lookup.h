@@ -9,9 +9,14 @@
 // token followed it. The longest context that matches the end of the
 // sequence gives the most frequent follower (ties: the latest seen), and the
 // draft goes on from its own guesses. A second, server-wide table holds the
-// phrasing of earlier answers (SharedPhrasing): only continuations that at
-// least two different answers used, so it drafts the model's habits (how an
-// answer opens, how a citation is written), not any one answer's content.
+// phrasing of earlier answers (SharedPhrasing): only continuations that the
+// answers to at least two different prompts used, so it drafts the model's
+// habits (how an answer opens, how a citation is written), not any one
+// answer's content. A prompt seen again (the same question over the same
+// passages) does not count twice: the server does not learn an answer by
+// heart, so how fast one user's answer comes tells nothing of what another
+// user asked, and a repeated question cannot draft long runs that crowd the
+// other sequences' steps.
 #pragma once
 
 #include <array>
@@ -29,8 +34,9 @@ struct PromptLookupOptions {
   int max_draft = 8;           // tokens proposed at most
   int ngram_max = 4;           // longest context looked up first (at most NgramCounts::kMaxN)
   int ngram_min = 1;           // shortest context tried (>= 1)
-  int shared_answers = 256;    // earlier answers whose common phrasing drafts too (0 = none)
-  int shared_min_answers = 2;  // a shared continuation counts once this many answers used it
+  int shared_answers =
+      256;  // earlier answers (to distinct prompts) whose common phrasing drafts too (0 = none)
+  int shared_min_answers = 2;  // a shared continuation drafts once this many of them used it
 };
 
 // How often each token followed each context of 1..max_n tokens.
@@ -81,21 +87,26 @@ class NgramCounts {
   std::unordered_map<Key, std::vector<Follower>, KeyHash> map_;
 };
 
-// The phrasing of the last `capacity` answers (see the file comment).
-// Thread-safety: none (the scheduler's thread).
+// The phrasing of the answers to the last `capacity` distinct prompts (see
+// the file comment). Thread-safety: none (the scheduler's thread).
 class SharedPhrasing {
  public:
   SharedPhrasing(int capacity, int max_n);
-  // One finished answer: `lead` (the prompt's last tokens, the context its
-  // first tokens followed) and the tokens generated.
-  void Add(std::span<const TokenId> lead, std::span<const TokenId> answer);
+  // One finished answer to `prompt` (whose last tokens are the context its
+  // first tokens followed). Ignored if an answer to the same prompt is
+  // still held.
+  void Add(std::span<const TokenId> prompt, std::span<const TokenId> answer);
   const NgramCounts& counts() const { return counts_; }
   size_t answers() const { return answers_.size(); }
 
  private:
+  struct Answer {
+    uint64_t prompt_hash;
+    NgramCounts counts;  // the answer's own
+  };
   int capacity_;
   NgramCounts counts_;
-  std::deque<NgramCounts> answers_;  // each answer's own counts, oldest first
+  std::deque<Answer> answers_;  // oldest first
 };
 
 // Where a draft token came from: the class its chance is learnt in.

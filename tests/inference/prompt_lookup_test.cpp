@@ -104,7 +104,14 @@ TEST(SharedPhrasing, DraftsOnlyWhatTwoAnswersUsedAndForgetsTheOldest) {
   EXPECT_EQ(draft, (Tokens{50}));
   EXPECT_FALSE(sources[0].shared);
 
-  shared.Add(Tokens{1}, Tokens{2, 3});  // capacity 2: the first answer goes
+  // The same prompt again is not a second answer: nothing is learnt by heart.
+  shared.Add(Tokens{40, 10, 11}, Tokens{20, 21, 7});
+  shared.Add(Tokens{40, 10, 11}, Tokens{20, 21, 7});
+  EXPECT_EQ(shared.answers(), 2u);
+  ProposeDraft(question, own, &shared, o, 8, &draft, &sources);
+  EXPECT_EQ(draft, (Tokens{20, 21}));  // then 99 and 7, once each
+
+  shared.Add(Tokens{1}, Tokens{2, 3});  // capacity 2: the oldest answer goes
   EXPECT_EQ(shared.answers(), 2u);
   ProposeDraft(question, own, &shared, o, 8, &draft, &sources);
   EXPECT_TRUE(draft.empty());
