@@ -120,6 +120,11 @@ Status RagServer::Start() {
     g.push_back({"ragd_prefix_cache_hit_tokens_total", d(s.prefix.hit_tokens), "Prompt tokens reused from the prefix cache.", true});
     g.push_back({"ragd_batch_steps_total", d(s.steps), "Batched forward passes run.", true});
     g.push_back({"ragd_batch_step_tokens_total", d(s.step_tokens), "Tokens computed in batched forward passes.", true});
+    g.push_back(
+        {"ragd_batch_step_seconds_total", s.step_seconds, "Time spent in batched forward passes.", true});
+    g.push_back({"ragd_batch_row_cost_ratio", s.row_cost,
+                 "Measured cost of one more decode row relative to a step's fixed cost (plans drafts).",
+                 false});
     g.push_back({"ragd_draft_tokens_total", d(s.draft_tokens), "Speculative draft tokens proposed.", true});
     g.push_back({"ragd_draft_tokens_accepted_total", d(s.draft_accepted), "Speculative draft tokens accepted.", true});
     return g;

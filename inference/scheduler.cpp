@@ -241,6 +241,7 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
 
   const auto started = Clock::now();
   const Status status = engine_.Forward(steps);
+  const double step_ms = MsBetween(started, Clock::now());
   uint64_t n_tokens = 0;
   for (const SequenceStep& st : steps) n_tokens += st.tokens.size();
   if (!status.ok()) {
@@ -248,8 +249,7 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
     return;
   }
   // Steps of decode rows only (every row with logits) calibrate the draft plan.
-  if (static_cast<int>(steps.size()) == n_decode)
-    step_cost_.Record(n_tokens, MsBetween(started, Clock::now()));
+  if (static_cast<int>(steps.size()) == n_decode) step_cost_.Record(n_tokens, step_ms);
   for (Job* job : in_step) {
     if (job->prefill)
       AfterPrefill(*job);
@@ -259,6 +259,8 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
   std::lock_guard<std::mutex> lock(mu_);
   ++gauges_.steps;
   gauges_.step_tokens += n_tokens;
+  gauges_.step_seconds += step_ms / 1000;
+  gauges_.row_cost = step_cost_.RowCost();
 }
 
 void Scheduler::AfterPrefill(Job& job) {

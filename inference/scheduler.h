@@ -73,6 +73,8 @@ struct SchedulerGauges {
   PrefixCacheStats prefix;      // prefix-cache use since start
   uint64_t steps = 0;           // forward passes run
   uint64_t step_tokens = 0;     // tokens computed in them
+  double step_seconds = 0;      // time spent in them
+  double row_cost = 0;          // what one more decode row costs, relative to a step's fixed cost
   uint64_t draft_tokens = 0;    // speculative tokens proposed
   uint64_t draft_accepted = 0;  // of which accepted
 };

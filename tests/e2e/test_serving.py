@@ -76,6 +76,10 @@ def test_speculative_counters_are_reported(server):
     t = r["timings"]
     assert t["draft_n"] > 0 and 0 < t["draft_n_accepted"] <= t["draft_n"]
     assert metric(server, "ragd_draft_tokens_accepted_total") >= t["draft_n_accepted"]
+    # The step time behind the draft plan: the forward passes' time, and the
+    # measured cost of a row within the clamp the planner uses.
+    assert metric(server, "ragd_batch_step_seconds_total") > 0
+    assert 0.01 <= metric(server, "ragd_batch_row_cost_ratio") <= 1.0
 
 
 def test_request_larger_than_the_kv_budget_is_refused_up_front():
