@@ -15,7 +15,9 @@ answer one by one) are left out: throughput counts the tokens streamed inside
 the window, latencies the requests started inside it. What the opening burst
 costs is printed on a line of its own. Then compares decode speed with
 speculative decoding on and off (two servers, one client asking each question
-of both in turn, greedy) and prints the draft acceptance rate. Standard
+of both in turn, greedy) and prints the draft acceptance rate and the share
+of the answer tokens that accepted drafts gave (the speed-up they would bring
+if verifying them cost nothing). Standard
 library only; loopback only; bounded in time.
 
   python3 bench/serve/serve_bench.py [--clients 1,4,8,16] [--seconds 40] [--rounds 1] [--warmup 5]
@@ -203,7 +205,7 @@ def decode_speeds(urls, questions, max_tokens):
     """One client, each question asked of every server in turn (the order
     alternating from question to question), so that a change in the machine's
     speed meanwhile falls on all of them alike. Per server: decode tok/s from
-    its timings, drafts proposed and accepted."""
+    its timings, decode tokens, drafts proposed and accepted."""
     n, ms, drafts, accepted = ([0] * len(urls) for _ in range(4))
     for i, q in enumerate(questions):
         order = range(len(urls)) if i % 2 == 0 else reversed(range(len(urls)))
@@ -213,7 +215,7 @@ def decode_speeds(urls, questions, max_tokens):
             ms[k] += t["predicted_ms"]
             drafts[k] += t["draft_n"]
             accepted[k] += t["draft_n_accepted"]
-    return [((n[k] * 1000.0 / ms[k] if ms[k] else 0.0), drafts[k], accepted[k]) for k in range(len(urls))]
+    return [((n[k] * 1000.0 / ms[k] if ms[k] else 0.0), n[k], drafts[k], accepted[k]) for k in range(len(urls))]
 
 
 def main():
@@ -292,8 +294,8 @@ def main():
     try:
         for on in (False, True):
             servers.append(Server(args.binary, args.set + [f"inference.speculative={'true' if on else 'false'}"]))
-        (off_tps, _, _), (on_tps, drafts, accepted) = decode_speeds([s.url for s in servers], questions,
-                                                                    args.max_tokens)
+        speeds = decode_speeds([s.url for s in servers], questions, args.max_tokens)
+        (off_tps, _, _, _), (on_tps, decoded, drafts, accepted) = speeds
     finally:
         for srv in servers:
             srv.stop()
@@ -302,6 +304,11 @@ def main():
           f"decode {on_tps:.1f} tok/s on vs {off_tps:.1f} tok/s off = "
           f"{on_tps / off_tps if off_tps else 0:.2f}x (target >= 1.3x); "
           f"drafts {drafts}, accepted {accepted} ({rate * 100:.1f} %)")
+    # Each accepted draft token saves one step at most: the speed-up that
+    # these drafts would give if verifying them cost nothing.
+    share = accepted / decoded if decoded else 0.0
+    print(f"        accepted drafts are {share * 100:.1f} % of the {decoded} decoded tokens: "
+          f"{1 / (1 - share) if share < 1 else float('inf'):.2f}x at most, were draft rows free")
 
 
 if __name__ == "__main__":
