@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +36,7 @@ struct Seq {
   std::unique_ptr<KvCache> cache;
   std::vector<int32_t> tokens;
   std::vector<float> logits;
+  std::span<const float> view;  // the step's logits where the model keeps them, as the scheduler reads them
 };
 
 // Mean ms of one step feeding `per_seq` tokens to each of `seqs`.
@@ -48,7 +50,7 @@ double StepMs(Model& model, ThreadPool& pool, std::vector<Seq>& seqs, int per_se
       batch[i].cache = seqs[i].cache.get();
       batch[i].tokens = std::span<const int32_t>(seqs[i].tokens.data(), per_seq);
       batch[i].all_logits = per_seq > 1;
-      batch[i].logits = &seqs[i].logits;
+      batch[i].logits_view = &seqs[i].view;
     }
     const auto t0 = std::chrono::steady_clock::now();
     if (Status st = model.Forward(batch, &pool); !st.ok()) {
