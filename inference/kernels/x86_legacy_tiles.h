@@ -77,7 +77,13 @@ inline __m256i LaneOffset(__m256i a) {
   }
 }
 
-// Exact signed lane sums: lane l = sum over positions 4l..4l+3 of q*a.
+// Whether a type's lane sums take a lane offset: not Q8_0 without VNNI,
+// whose LaneOffset is zero.
+template <GgmlType kType>
+constexpr bool kHasLaneOffset = kType != GgmlType::kQ8_0 || RAGD_X86_VNNI;
+
+// Exact signed lane sums: lane l = sum over positions 4l..4l+3 of q*a (plus
+// `off` where kHasLaneOffset).
 template <GgmlType kType>
 inline __m256i SignedLaneDot(__m256i off, __m256i w, __m256i a) {
   if constexpr (kType == GgmlType::kQ8_0) {
@@ -85,9 +91,9 @@ inline __m256i SignedLaneDot(__m256i off, __m256i w, __m256i a) {
     return _mm256_dpbusd_epi32(off, w, a);  // w already + 128
 #else
     // |w| * (a with the sign of w): pair sums stay within int16.
-    return _mm256_add_epi32(
-        off, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w)),
-                               _mm256_set1_epi16(1)));
+    (void)off;
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w)),
+                             _mm256_set1_epi16(1));
 #endif
   } else {
     return DotU8I8(off, w, a);  // quants <= 31: no int16 saturation
@@ -110,6 +116,7 @@ inline __m256 LaneSumsToFloat(__m256i s) {
 template <GgmlType kType>
 void LaneOffsets(const uint8_t* act, size_t act_stride, int64_t m, int64_t nb, int32_t bias,
                  std::vector<int32_t>* offs) {
+  if (!kHasLaneOffset<kType>) return;
   offs->resize(static_cast<size_t>(8 * m * nb));
   for (int64_t c = 0; c < m; ++c) {
     const auto* a = reinterpret_cast<const BlockQ8A*>(act + static_cast<size_t>(c) * act_stride);
@@ -136,7 +143,7 @@ void LegacyTile(int64_t n, const uint8_t* w_rows, size_t row_bytes, const uint8_
     for (int c = 0; c < C; ++c) {
       const BlockQ8A& ab = reinterpret_cast<const BlockQ8A*>(acts[c])[b];
       const __m256i a = LoadU(ab.qs);
-      const __m256i off = LoadU(offs[c] + 8 * b);
+      const __m256i off = kHasLaneOffset<kType> ? LoadU(offs[c] + 8 * b) : _mm256_setzero_si256();
       const __m256 da = _mm256_set1_ps(ab.d);
       for (int r = 0; r < R; ++r) {
         const __m256i isum = SignedLaneDot<kType>(off, wq[r], a);
@@ -313,7 +320,7 @@ int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_st
 template <GgmlType kType, int R>
 void LegacyRows(const WeightView& w, const uint8_t* act, size_t act_stride, const int32_t* lane_offs,
                 int64_t m, float* y, int64_t ldy, int64_t r) {
-  constexpr int kCols = RAGD_X86_VNNI ? 4 : 3;  // accumulators fit the registers
+  constexpr int kCols = RAGD_X86_VNNI || R == 1 ? 4 : 3;  // accumulators fit the registers
   using TileFn = void (*)(int64_t, const uint8_t*, size_t, const uint8_t* const*, const int32_t* const*,
                           float*, int64_t);
   const int64_t nb = w.n_in / kQK;
@@ -325,7 +332,7 @@ void LegacyRows(const WeightView& w, const uint8_t* act, size_t act_stride, cons
     const int32_t* offs[4];
     for (int c = 0; c < cols; ++c) {
       acts[c] = act + static_cast<size_t>(c0 + c) * act_stride;
-      offs[c] = lane_offs + 8 * (c0 + c) * nb;
+      offs[c] = kHasLaneOffset<kType> ? lane_offs + 8 * (c0 + c) * nb : nullptr;
     }
     kTiles[cols - 1](w.n_in, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes, acts, offs,
                      y + c0 * ldy + r, ldy);
@@ -344,7 +351,12 @@ void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   // (bench_kernels --batch, the output matrix: 13-15 ms against 16-19).
   r = LegacyRowsBatched<kType>(w, act, act_stride, offs.data(), m, y, ldy, r0, r1);
 #else
-  if (m >= 2) {  // batches: several weight rows share each activation block
+  // Q4_0 / Q5_0 batches: 4 weight rows share each activation block and
+  // offset. Q8_0 takes every row alone, whatever m, in tiles of 4
+  // activation rows: on Zen 3 (the 262144 x 640 output matrix, 2 threads)
+  // that is 9-10 ms at m = 2, 14-15 at m = 4 and 27 at m = 8, where 4-row
+  // tiles took 18-19, 25-29 and 41.
+  if (m >= 2 && kType != GgmlType::kQ8_0) {
     constexpr int kRows = 4;
     for (; r + kRows <= r1; r += kRows)
       LegacyRows<kType, kRows>(w, act, act_stride, offs.data(), m, y, ldy, r);
