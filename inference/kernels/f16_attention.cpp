@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "inference/kernels/quant_blocks.h"
@@ -67,18 +68,38 @@ __attribute__((target("avx2,fma"))) inline float Reduce16Avx2(__m256 lo, __m256 
   return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
 }
 
-RAGD_F16_AVX2 float DotAvx2(const uint16_t* a, const float* b, int64_t n) {
-  __m256 acc[8];
-  for (auto& v : acc) v = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n; i += 64) {
-    for (int k = 0; k < 8; ++k) {
-      acc[k] = _mm256_fmadd_ps(Load8(a + i + 8 * k), _mm256_loadu_ps(b + i + 8 * k), acc[k]);
+// NQ query rows against every key (DotRowsF16Order's order), each key row
+// loaded once for all of them. Per query row, eight 8-lane accumulators:
+// acc[k] takes values 64s + 8k .. 64s + 8k + 7, so acc[2u] and acc[2u + 1]
+// are the low and high lanes of ggml's accumulator u; then the 16 lanes
+// (acc0+acc4)+(acc2+acc6) and (acc1+acc5)+(acc3+acc7) are reduced. The
+// accumulators are run two at a time, in those first pairs, so that the
+// NQ rows' 2 x NQ chains fit the registers.
+template <int NQ>
+RAGD_F16_AVX2 void DotKeysAvx2(const float* const* q, const uint16_t* const* keys, int64_t n_keys, int64_t n,
+                               float* out) {
+  static constexpr int kPairs[4][2] = {{0, 4}, {2, 6}, {1, 5}, {3, 7}};
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const uint16_t* a = keys[j];
+    __m256 pair_sum[4][NQ];
+    for (int p = 0; p < 4; ++p) {
+      const int o0 = 8 * kPairs[p][0], o1 = 8 * kPairs[p][1];
+      __m256 x[NQ], y[NQ];
+      for (int g = 0; g < NQ; ++g) x[g] = y[g] = _mm256_setzero_ps();
+      for (int64_t i = 0; i < n; i += 64) {
+        const __m256 a0 = Load8(a + i + o0), a1 = Load8(a + i + o1);
+        for (int g = 0; g < NQ; ++g) {
+          x[g] = _mm256_fmadd_ps(a0, _mm256_loadu_ps(q[g] + i + o0), x[g]);
+          y[g] = _mm256_fmadd_ps(a1, _mm256_loadu_ps(q[g] + i + o1), y[g]);
+        }
+      }
+      for (int g = 0; g < NQ; ++g) pair_sum[p][g] = _mm256_add_ps(x[g], y[g]);
+    }
+    for (int g = 0; g < NQ; ++g) {
+      out[g * n_keys + j] = Reduce16Avx2(_mm256_add_ps(pair_sum[0][g], pair_sum[1][g]),
+                                         _mm256_add_ps(pair_sum[2][g], pair_sum[3][g]));
     }
   }
-  // acc[2u] = lanes 0..7 of accumulator u, acc[2u+1] = lanes 8..15.
-  const __m256 lo = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
-  const __m256 hi = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
-  return Reduce16Avx2(lo, hi);
 }
 
 bool HasAvx512() {
@@ -176,18 +197,19 @@ constexpr float kP5 = 0x1.0e4020p-7f, kP4 = 0x1.573e2ep-5f, kP3 = 0x1.555e66p-3f
 __attribute__((target("avx2,fma"))) __m256 ExpAvx2(__m256 x) {
   const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), _mm256_set1_ps(kShift));
   const __m256 n = _mm256_sub_ps(z, _mm256_set1_ps(kShift));
-  const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x));
+  const __m256 b =
+      _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x));
   const __m256 u = _mm256_mul_ps(b, b);
-  const __m256 j = _mm256_fmadd_ps(
-      _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(kP5), b, _mm256_set1_ps(kP4)), u,
-                      _mm256_fmadd_ps(_mm256_set1_ps(kP3), b, _mm256_set1_ps(kP2))),
-      u, _mm256_fmadd_ps(_mm256_set1_ps(kP1), b, _mm256_set1_ps(1.0f)));
+  const __m256 j =
+      _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(kP5), b, _mm256_set1_ps(kP4)), u,
+                                      _mm256_fmadd_ps(_mm256_set1_ps(kP3), b, _mm256_set1_ps(kP2))),
+                      u, _mm256_fmadd_ps(_mm256_set1_ps(kP1), b, _mm256_set1_ps(1.0f)));
   // j * 2^n for n in [-192, 0] with one rounding, as scalef: a single exact
   // scale when 2^n is normal, else 2^(n+100) (exact) then 2^-100.
   const __m256i ni = _mm256_cvtps_epi32(n);
   const __m256i tiny = _mm256_cmpgt_epi32(_mm256_set1_epi32(-126), ni);  // n < -126
-  const __m256i e = _mm256_add_epi32(_mm256_blendv_epi8(ni, _mm256_add_epi32(ni, _mm256_set1_epi32(100)), tiny),
-                                     _mm256_set1_epi32(127));
+  const __m256i e = _mm256_add_epi32(
+      _mm256_blendv_epi8(ni, _mm256_add_epi32(ni, _mm256_set1_epi32(100)), tiny), _mm256_set1_epi32(127));
   __m256 r = _mm256_mul_ps(j, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
   r = _mm256_blendv_ps(r, _mm256_mul_ps(r, _mm256_set1_ps(0x1p-100f)), _mm256_castsi256_ps(tiny));
   const __m256 under = _mm256_cmp_ps(n, _mm256_set1_ps(-192.0f), _CMP_LT_OQ);
@@ -201,7 +223,8 @@ float ExpF16Order(float x) {
   const float n = z - kShift;
   const float b = std::fma(-n, kLn2Lo, std::fma(-n, kLn2Hi, x));
   const float u = b * b;
-  const float j = std::fma(std::fma(std::fma(kP5, b, kP4), u, std::fma(kP3, b, kP2)), u, std::fma(kP1, b, 1.0f));
+  const float j =
+      std::fma(std::fma(std::fma(kP5, b, kP4), u, std::fma(kP3, b, kP2)), u, std::fma(kP1, b, 1.0f));
   if (n < -192.0f) return 0.0f;
   return std::ldexp(j, static_cast<int>(n));
 }
@@ -218,33 +241,44 @@ void StreamRowsF16(const uint16_t* const* rows, int64_t n_rows, int64_t n) {
   asm volatile("" : : "r"(any));
 }
 
+namespace {
+
+// f(std::integral_constant<int, k>{}) for k = min(4, n), n >= 1: the kernels
+// below take up to four query rows, their count a template argument.
+template <typename F>
+void WithUpToFour(int n, F&& f) {
+  switch (std::min(4, n)) {
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    default:
+      return f(std::integral_constant<int, 1>{});
+  }
+}
+
+}  // namespace
+
 void DotRowsF16Order(const float* const* q, int nq, const uint16_t* const* keys, int64_t n_keys, int64_t n,
                      float* out) {
   const bool simd = HasAvx2FmaF16c();
   int g0 = 0;
   if (HasAvx512()) {
     for (; g0 < nq; g0 += 4) {
-      float* o = out + g0 * n_keys;
-      switch (std::min(4, nq - g0)) {
-        case 4:
-          DotKeysAvx512<4>(q + g0, keys, n_keys, n, o);
-          break;
-        case 3:
-          DotKeysAvx512<3>(q + g0, keys, n_keys, n, o);
-          break;
-        case 2:
-          DotKeysAvx512<2>(q + g0, keys, n_keys, n, o);
-          break;
-        default:
-          DotKeysAvx512<1>(q + g0, keys, n_keys, n, o);
-          break;
-      }
+      WithUpToFour(nq - g0,
+                   [&](auto rows) { DotKeysAvx512<rows()>(q + g0, keys, n_keys, n, out + g0 * n_keys); });
+    }
+  }
+  if (simd) {
+    for (; g0 < nq; g0 += 4) {
+      WithUpToFour(nq - g0,
+                   [&](auto rows) { DotKeysAvx2<rows()>(q + g0, keys, n_keys, n, out + g0 * n_keys); });
     }
   }
   for (int g = g0; g < nq; ++g) {
-    for (int64_t j = 0; j < n_keys; ++j) {
-      out[g * n_keys + j] = simd ? DotAvx2(keys[j], q[g], n) : DotScalar(keys[j], q[g], n);
-    }
+    for (int64_t j = 0; j < n_keys; ++j) out[g * n_keys + j] = DotScalar(keys[j], q[g], n);
   }
 }
 
@@ -394,21 +428,9 @@ void WeightedRowSumF16Order(const float* w, int nq, const uint16_t* const* value
   if (simd && HasAvx512() && n % 64 == 0) {
     acc.resize(static_cast<size_t>(4 * 20 * n));
     for (; g0 < nq; g0 += 4) {
-      const float* wg = w + g0 * n_keys;
-      switch (std::min(4, nq - g0)) {
-        case 4:
-          WeightedSumAvx512<4>(wg, values, n_keys, first_pos, n, acc.data(), out + g0);
-          break;
-        case 3:
-          WeightedSumAvx512<3>(wg, values, n_keys, first_pos, n, acc.data(), out + g0);
-          break;
-        case 2:
-          WeightedSumAvx512<2>(wg, values, n_keys, first_pos, n, acc.data(), out + g0);
-          break;
-        default:
-          WeightedSumAvx512<1>(wg, values, n_keys, first_pos, n, acc.data(), out + g0);
-          break;
-      }
+      WithUpToFour(nq - g0, [&](auto rows) {
+        WeightedSumAvx512<rows()>(w + g0 * n_keys, values, n_keys, first_pos, n, acc.data(), out + g0);
+      });
     }
     return;
   }
