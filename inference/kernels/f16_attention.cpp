@@ -68,6 +68,16 @@ __attribute__((target("avx2,fma"))) inline float Reduce16Avx2(__m256 lo, __m256 
   return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
 }
 
+// The score kernels ask for key row j + kKeysAhead while they multiply row
+// j: the hardware prefetchers do not run ahead of a walk through row
+// pointers (bench_kernels --attention, 900 cold keys: 69 -> 51 us with
+// AVX-512, 80-86 -> 56 us with AVX2).
+constexpr int64_t kKeysAhead = 8;
+
+inline void PrefetchRow(const uint16_t* row, int64_t n) {
+  for (int64_t i = 0; i < n; i += 32) _mm_prefetch(reinterpret_cast<const char*>(row + i), _MM_HINT_T0);
+}
+
 // NQ query rows against every key (DotRowsF16Order's order), each key row
 // loaded once for all of them. Per query row, eight 8-lane accumulators:
 // acc[k] takes values 64s + 8k .. 64s + 8k + 7, so acc[2u] and acc[2u + 1]
@@ -81,6 +91,7 @@ RAGD_F16_AVX2 void DotKeysAvx2(const float* const* q, const uint16_t* const* key
   static constexpr int kPairs[4][2] = {{0, 4}, {2, 6}, {1, 5}, {3, 7}};
   for (int64_t j = 0; j < n_keys; ++j) {
     const uint16_t* a = keys[j];
+    if (j + kKeysAhead < n_keys) PrefetchRow(keys[j + kKeysAhead], n);
     __m256 pair_sum[4][NQ];
     for (int p = 0; p < 4; ++p) {
       const int o0 = 8 * kPairs[p][0], o1 = 8 * kPairs[p][1];
@@ -152,6 +163,7 @@ RAGD_F16_AVX512 void DotKeysAvx512(const float* const* q, const uint16_t* const*
                                    int64_t n, float* out) {
   alignas(64) float x[NQ][16][16];
   for (int64_t j = 0; j < n_keys; ++j) {
+    if (j + kKeysAhead < n_keys) PrefetchRow(keys[j + kKeysAhead], n);
     __m512 a[NQ][4];
     for (int g = 0; g < NQ; ++g)
       for (int u = 0; u < 4; ++u) a[g][u] = _mm512_setzero_ps();

@@ -25,6 +25,13 @@ constexpr int64_t kItemsPerThread = 2;
 constexpr int64_t kKeysPerPiece = 128;
 constexpr int64_t kDimsPerPiece = 128;
 
+// Visible keys beyond which a lone token streams its value rows in before
+// the weighted sum: the sum walks rows 64 positions apart, which the
+// prefetchers do not follow far; one sequential pass first costs more than it
+// saves at a sliding window's 512 keys and about breaks even at 900, and
+// halves the sum's time at 2048 (bench_kernels --attention, cold rows).
+constexpr int64_t kStreamKeys = 1024;
+
 // One work item: a query token of one sequence, one kv head, and up to
 // kHeadsPerItem of the query heads that share it.
 struct Item {
@@ -81,6 +88,11 @@ class Items {
   std::vector<int64_t> first_;  // first item of each sequence
 };
 
+// Whether the item streams its value rows in (StreamRowsF16) before its
+// weighted sum: its step's first token does when later tokens of the step
+// will find the rows cached, or when its keys are many.
+bool StreamsValues(const Item& it) { return it.i == 0 && (it.seq->n > 1 || it.n_keys > kStreamKeys); }
+
 // Pointers to the K (or V) rows of positions it.lo + j0 .. it.lo + j1 - 1,
 // `offset` values into the item's kv head: from the cache before the step's
 // first position, from the step's own rows after it.
@@ -132,7 +144,7 @@ void AttendItem(const ModelConfig& config, int layer, const Item& it, bool llama
     // of rows).
     DotRowsF16Order(it.q, it.nq, keys16.data(), it.n_keys, hd, scores.data());
     SoftmaxRows(it, scores.data());
-    if (it.i == 0) StreamRowsF16(values16.data(), it.n_keys, hd);  // later tokens find them cached
+    if (StreamsValues(it)) StreamRowsF16(values16.data(), it.n_keys, hd);
     WeightedRowSumF16Order(scores.data(), it.nq, values16.data(), it.n_keys, it.lo, hd, it.out);
     return;
   }
@@ -201,7 +213,7 @@ void AttendInPieces(const ModelConfig& config, int layer, const Items& items, Th
                scores.begin() + score_at[piece / dim_pieces + 1]);
       SoftmaxRows(it, w.data());
       GatherRows(it, false, layer, kv_width, 0, it.n_keys, d0, &values);
-      if (it.i == 0) StreamRowsF16(values.data(), it.n_keys, dims);
+      if (StreamsValues(it)) StreamRowsF16(values.data(), it.n_keys, dims);
       float* out[kHeadsPerItem];
       for (int g = 0; g < it.nq; ++g) out[g] = it.out[g] + d0;
       WeightedRowSumF16Order(w.data(), it.nq, values.data(), it.n_keys, it.lo, dims, out);
