@@ -62,6 +62,8 @@ const KernelSet& ActiveKernels();
 // MatMul with an explicit kernel set (tests compare the sets through this).
 void MatMulWith(const KernelSet& ks, const WeightView& w, const float* x, int64_t m, float* y,
                 ThreadPool* pool);
+void MatMulSharedWith(const KernelSet& ks, std::span<const MatMulTarget> targets, const float* x, int64_t m,
+                      ThreadPool* pool);
 
 // Scalar references, usable by every set as a fallback.
 void DequantizeRowRef(GgmlType type, const uint8_t* row, int64_t n, float* out);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "inference/ggml_types.h"
@@ -123,6 +124,19 @@ PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release = {
 // order (every m alike); everything else keeps the order above.
 // Thread-safe for concurrent calls that use different pools (or none).
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, ThreadPool* pool);
+
+// One weight's product for MatMulShared: y = x * w^T (m rows of w->n_out).
+struct MatMulTarget {
+  const WeightView* w;
+  float* y;
+};
+// MatMul of the same m input rows by several weights (a layer's q, k and v;
+// its gate and up): the rows are quantized once and all the products share
+// one pass over the pool, so no thread waits between them. Each y is bitwise
+// what MatMul gives. Weights of different input widths or activation kinds,
+// more than four, or whose kernels prepare the activations for their type
+// (K-quant panels for larger m), are multiplied one after the other.
+void MatMulShared(std::span<const MatMulTarget> targets, const float* x, int64_t m, ThreadPool* pool);
 
 // Dequantizes row `row` of `w` into n_in floats (embedding look-up); exact
 // (the scalar reference, bit-identical on every CPU; from the packed copy

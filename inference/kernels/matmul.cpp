@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "inference/kernels/kernel_set.h"
@@ -50,43 +51,93 @@ const KernelSet& ActiveKernels() {
   return ks;
 }
 
-void MatMulWith(const KernelSet& ks, const WeightView& packed_or_not, const float* x, int64_t m, float* y,
-                ThreadPool* pool) {
-  if (m <= 0 || packed_or_not.n_out <= 0) return;
-  // A weight packed for another set is read in its GGUF layout.
-  WeightView w = packed_or_not;
-  if (w.packed != nullptr && w.packed->kernels != &ks) w.packed = nullptr;
+namespace {
+
+// The activation rows as the kernels of w's type read them: quantized into
+// thread-local scratch (Q8A or Q8K blocks), or the floats themselves.
+struct Acts {
+  const uint8_t* data;
+  size_t stride;
+};
+
+Acts QuantizeActs(const KernelSet& ks, const WeightView& w, const float* x, int64_t m, ThreadPool* pool) {
   const ActKind kind = ActKindFor(w.type);
   assert(kind != ActKind::kUnsupported && "MatMul: unsupported weight type");
-  const uint8_t* act = reinterpret_cast<const uint8_t*>(x);
-  size_t act_stride = static_cast<size_t>(w.n_in) * sizeof(float);
+  if (kind == ActKind::kF32)
+    return {reinterpret_cast<const uint8_t*>(x), static_cast<size_t>(w.n_in) * sizeof(float)};
+  const size_t stride = ActRowBytes(w.type, w.n_in);
   thread_local std::vector<uint8_t> scratch;
-  if (kind != ActKind::kF32) {
-    act_stride = ActRowBytes(w.type, w.n_in);
-    if (scratch.size() < act_stride * static_cast<size_t>(m)) scratch.resize(act_stride * m);
-    uint8_t* q = scratch.data();
-    auto quantize = [&](int64_t begin, int64_t end, int) {
-      for (int64_t i = begin; i < end; ++i) {
-        if (kind == ActKind::kQ8A) {
-          ks.quantize_q8a(x + i * w.n_in, w.n_in, reinterpret_cast<BlockQ8A*>(q + i * act_stride));
-        } else {
-          ks.quantize_q8k(x + i * w.n_in, w.n_in, reinterpret_cast<BlockQ8K*>(q + i * act_stride));
-        }
+  if (scratch.size() < stride * static_cast<size_t>(m)) scratch.resize(stride * m);
+  uint8_t* q = scratch.data();
+  auto quantize = [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin; i < end; ++i) {
+      if (kind == ActKind::kQ8A) {
+        ks.quantize_q8a(x + i * w.n_in, w.n_in, reinterpret_cast<BlockQ8A*>(q + i * stride));
+      } else {
+        ks.quantize_q8k(x + i * w.n_in, w.n_in, reinterpret_cast<BlockQ8K*>(q + i * stride));
       }
-    };
-    if (pool != nullptr && m >= 8) {
-      pool->RunDynamic(m, std::max<int64_t>(1, m / (4 * pool->size())), quantize);
-    } else {
-      quantize(0, m, 0);
     }
-    act = q;
+  };
+  if (pool != nullptr && m >= 8) {
+    pool->RunDynamic(m, std::max<int64_t>(1, m / (4 * pool->size())), quantize);
+  } else {
+    quantize(0, m, 0);
   }
-  const void* prepared = ks.prepare != nullptr ? ks.prepare(w, act, act_stride, m, pool) : nullptr;
-  const int64_t n_items = (w.n_out + kRowGrain - 1) / kRowGrain;
+  return {q, stride};
+}
+
+// A weight packed for another set is read in its GGUF layout.
+WeightView ForSet(const KernelSet& ks, const WeightView& w) {
+  WeightView v = w;
+  if (v.packed != nullptr && v.packed->kernels != &ks) v.packed = nullptr;
+  return v;
+}
+
+}  // namespace
+
+void MatMulSharedWith(const KernelSet& ks, std::span<const MatMulTarget> targets, const float* x, int64_t m,
+                      ThreadPool* pool) {
+  if (m <= 0 || targets.empty()) return;
+  constexpr size_t kMaxTargets = 4;
+  const WeightView& first = *targets[0].w;
+  for (const MatMulTarget& t : targets) {
+    if (targets.size() > kMaxTargets || t.w->n_in != first.n_in ||
+        ActKindFor(t.w->type) != ActKindFor(first.type) ||
+        ActRowBytes(t.w->type, t.w->n_in) != ActRowBytes(first.type, first.n_in)) {
+      for (const MatMulTarget& each : targets) MatMulWith(ks, *each.w, x, m, each.y, pool);
+      return;
+    }
+  }
+  const Acts acts = QuantizeActs(ks, first, x, m, pool);
+  // Work items: the 16-row panels of every target in turn.
+  WeightView w[kMaxTargets];
+  const void* prepared[kMaxTargets];
+  int64_t first_item[kMaxTargets + 1] = {0};
+  const size_t n = targets.size();
+  for (size_t i = 0; i < n; ++i) {
+    w[i] = ForSet(ks, *targets[i].w);
+    prepared[i] = ks.prepare != nullptr ? ks.prepare(w[i], acts.data, acts.stride, m, pool) : nullptr;
+    first_item[i + 1] = first_item[i] + (std::max<int64_t>(0, w[i].n_out) + kRowGrain - 1) / kRowGrain;
+  }
+  // A set's prepared activations may live in one buffer per thread (the
+  // K-quant panels'): with more than one target, only unprepared ones share.
+  if (n > 1) {
+    for (size_t i = 0; i < n; ++i) {
+      if (prepared[i] != nullptr) {
+        for (const MatMulTarget& each : targets) MatMulWith(ks, *each.w, x, m, each.y, pool);
+        return;
+      }
+    }
+  }
+  const int64_t n_items = first_item[n];
   auto work = [&](int64_t begin, int64_t end, int) {
-    if (begin >= end) return;
-    const int64_t r1 = end * kRowGrain < w.n_out ? end * kRowGrain : w.n_out;
-    ks.mul_rows(w, act, act_stride, m, prepared, y, w.n_out, begin * kRowGrain, r1);
+    for (size_t i = 0; i < n && begin < end; ++i) {
+      const int64_t lo = std::max(begin, first_item[i]), hi = std::min(end, first_item[i + 1]);
+      if (lo >= hi) continue;
+      const int64_t r0 = (lo - first_item[i]) * kRowGrain;
+      const int64_t r1 = std::min((hi - first_item[i]) * kRowGrain, w[i].n_out);
+      ks.mul_rows(w[i], acts.data, acts.stride, m, prepared[i], targets[i].y, w[i].n_out, r0, r1);
+    }
   };
   if (pool != nullptr && pool->size() > 1 && n_items > 1) {
     // About 8 chunks per thread: balances a busy machine, costs one atomic each.
@@ -97,10 +148,21 @@ void MatMulWith(const KernelSet& ks, const WeightView& packed_or_not, const floa
   }
 }
 
+void MatMulWith(const KernelSet& ks, const WeightView& w, const float* x, int64_t m, float* y,
+                ThreadPool* pool) {
+  if (w.n_out <= 0) return;
+  const MatMulTarget target{&w, y};
+  MatMulSharedWith(ks, std::span<const MatMulTarget>(&target, 1), x, m, pool);
+}
+
 }  // namespace kernels
 
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, ThreadPool* pool) {
   kernels::MatMulWith(kernels::ActiveKernels(), w, x, m, y, pool);
+}
+
+void MatMulShared(std::span<const MatMulTarget> targets, const float* x, int64_t m, ThreadPool* pool) {
+  kernels::MatMulSharedWith(kernels::ActiveKernels(), targets, x, m, pool);
 }
 
 PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release) {

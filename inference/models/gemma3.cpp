@@ -301,9 +301,8 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
   const float rope_base = sliding ? c.rope_base_sliding : c.rope_base_global;
 
   NormRows(s_.x.data(), lw.attn_norm, m, e, s_.h.data(), pool);
-  MatMul(lw.wq, s_.h.data(), m, s_.q, pool);
-  MatMul(lw.wk, s_.h.data(), m, s_.k, pool);
-  MatMul(lw.wv, s_.h.data(), m, s_.v, pool);
+  const MatMulTarget qkv[] = {{&lw.wq, s_.q}, {&lw.wk, s_.k}, {&lw.wv, s_.v}};
+  MatMulShared(qkv, s_.h.data(), m, pool);
 
   std::vector<AttentionSeq> seqs(steps.size());
   int64_t row = 0;
@@ -350,8 +349,8 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
   AddF32(s_.o.data(), s_.x.data(), m * e);
 
   NormRows(s_.x.data(), lw.ffn_norm, m, e, s_.h.data(), pool);
-  MatMul(lw.gate, s_.h.data(), m, s_.gate, pool);
-  MatMul(lw.up, s_.h.data(), m, s_.up, pool);
+  const MatMulTarget gate_up[] = {{&lw.gate, s_.gate}, {&lw.up, s_.up}};
+  MatMulShared(gate_up, s_.h.data(), m, pool);
   ForRows(m, pool, [&](int64_t begin, int64_t end) {
     GeluTanhHalf(s_.gate + begin * c.n_ff, (end - begin) * c.n_ff);  // llama.cpp's half table
     MulF32(s_.up + begin * c.n_ff, s_.gate + begin * c.n_ff, (end - begin) * c.n_ff);

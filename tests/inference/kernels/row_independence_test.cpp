@@ -36,7 +36,8 @@ TEST(MatMulRows, EachRowBitwiseEqualsItsSingleRowProduct) {
     const int64_t n_in = k_quant ? 768 : 640;
     const int64_t n_out = 45;  // partial 8- and 16-row panels at the end
     const auto data = testing::RandomRows(type, n_in, n_out, rng);
-    const WeightView w{type, data.data(), n_in, n_out, RowBytes(*GetTypeInfo(static_cast<uint32_t>(type)), n_in)};
+    const WeightView w{type, data.data(), n_in, n_out,
+                       RowBytes(*GetTypeInfo(static_cast<uint32_t>(type)), n_in)};
     // 17 input rows of different magnitudes; batch of m uses rows
     // (start + i) % 17 so each row is seen at several batch positions; m = 40
     // takes the panel path.
@@ -58,7 +59,8 @@ TEST(MatMulRows, EachRowBitwiseEqualsItsSingleRowProduct) {
             MatMulWith(*ks, w, batch.data(), m, got.data(), p);
             for (int64_t i = 0; i < m; ++i) {
               const int64_t src = (start + i) % kRows;
-              EXPECT_EQ(0, std::memcmp(got.data() + i * n_out, single.data() + src * n_out, n_out * sizeof(float)))
+              EXPECT_EQ(
+                  0, std::memcmp(got.data() + i * n_out, single.data() + src * n_out, n_out * sizeof(float)))
                   << ks->name << " " << TypeName(type) << " m=" << m << " row " << i << " (input row " << src
                   << ")" << (p ? " pool" : "");
             }
@@ -179,6 +181,71 @@ TEST(PackedWeight, BlockSumsAreExactBlockByBlockSums) {
         MatMulWith(*ks, w, x.data(), m, got.data(), p);
         EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
             << ks->name << " m=" << m << (p ? " pool" : "");
+      }
+    }
+  }
+}
+
+// MatMulShared (a layer's q/k/v or gate/up in one pass over the pool) gives
+// each weight bitwise its own MatMul: packed and GGUF weights of different
+// types and heights together, for every m, pool or not; weights it cannot
+// share a quantization between (another input width or activation kind) are
+// multiplied one by one, with the same results.
+TEST(MatMulShared, EachTargetBitwiseEqualsItsOwnMatMul) {
+  std::mt19937 rng(13);
+  ThreadPool pool(2);
+  struct Weight {
+    std::vector<uint8_t> data;
+    PackedWeightPtr packed;
+    WeightView view;
+  };
+  auto make = [&](GgmlType type, int64_t n_in, int64_t n_out, bool pack) {
+    Weight w;
+    w.data = testing::RandomRows(type, n_in, n_out, rng);
+    w.view = WeightView{type, w.data.data(), n_in, n_out,
+                        RowBytes(*GetTypeInfo(static_cast<uint32_t>(type)), n_in)};
+    if (pack) {
+      w.packed = PackWeight(w.view);
+      w.view.packed = w.packed.get();
+    }
+    return w;
+  };
+  std::vector<Weight> shared;  // one input width and activation kind (Q8A)
+  shared.push_back(make(GgmlType::kQ5_0, 640, 45, true));
+  shared.push_back(make(GgmlType::kQ5_0, 640, 16, false));
+  shared.push_back(make(GgmlType::kQ8_0, 640, 33, true));
+  std::vector<Weight> mixed;  // another width, and a K-quant (Q8K activations)
+  mixed.push_back(make(GgmlType::kQ8_0, 768, 20, true));
+  mixed.push_back(make(GgmlType::kQ4_K, 768, 24, false));
+  std::vector<Weight> prepared;  // K-quants whose panels prepare the activations (m >= 4)
+  prepared.push_back(make(GgmlType::kQ4_K, 768, 40, false));
+  prepared.push_back(make(GgmlType::kQ5_K, 768, 24, false));
+  std::vector<Weight> prepared_legacy;  // the same for Q4_1 and Q5_1 (Q8A activations)
+  prepared_legacy.push_back(make(GgmlType::kQ8_0, 640, 16, true));
+  prepared_legacy.push_back(make(GgmlType::kQ4_1, 640, 40, false));
+  prepared_legacy.push_back(make(GgmlType::kQ5_1, 640, 24, false));
+  for (const std::vector<Weight>* set : {&shared, &mixed, &prepared, &prepared_legacy}) {
+    const int64_t n_in = (*set)[0].view.n_in;
+    const std::vector<float> x = RowsOfGrowingScale(40, n_in, 0.3f, rng);
+    for (const KernelSet* ks : testing::SupportedSets()) {
+      for (const int64_t m : {1, 2, 3, 8, 9, 17, 40}) {
+        for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+          std::vector<std::vector<float>> want(set->size()), got(set->size());
+          std::vector<MatMulTarget> targets;
+          for (size_t i = 0; i < set->size(); ++i) {
+            const WeightView& w = (*set)[i].view;
+            want[i].resize(m * w.n_out);
+            got[i].assign(m * w.n_out, -1.0f);
+            MatMulWith(*ks, w, x.data(), m, want[i].data(), p);
+            targets.push_back({&w, got[i].data()});
+          }
+          MatMulSharedWith(*ks, targets, x.data(), m, p);
+          for (size_t i = 0; i < set->size(); ++i) {
+            EXPECT_EQ(0, std::memcmp(got[i].data(), want[i].data(), got[i].size() * sizeof(float)))
+                << ks->name << " target " << i << " of " << set->size() << " (n_in " << n_in << ") m=" << m
+                << (p ? " pool" : "");
+          }
+        }
       }
     }
   }
