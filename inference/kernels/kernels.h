@@ -134,8 +134,9 @@ struct MatMulTarget {
 // its gate and up): the rows are quantized once and all the products share
 // one pass over the pool, so no thread waits between them. Each y is bitwise
 // what MatMul gives. Weights of different input widths or activation kinds,
-// more than four, or whose kernels prepare the activations for their type
-// (K-quant panels for larger m), are multiplied one after the other.
+// or more than four, are multiplied one after the other; a weight whose
+// kernels prepare the activations for its type (K-quant panels for larger m)
+// has a pass of its own, on the shared quantized rows.
 void MatMulShared(std::span<const MatMulTarget> targets, const float* x, int64_t m, ThreadPool* pool);
 
 // Dequantizes row `row` of `w` into n_in floats (embedding look-up); exact

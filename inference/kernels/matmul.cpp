@@ -14,6 +14,7 @@ namespace kernels {
 namespace {
 
 constexpr int64_t kRowGrain = 16;  // output rows per work item (one weight panel)
+constexpr size_t kMaxTargets = 4;  // weights one MatMulShared pass takes at most
 
 bool CpuHasAvx2() {
   __builtin_cpu_init();
@@ -93,50 +94,34 @@ WeightView ForSet(const KernelSet& ks, const WeightView& w) {
   return v;
 }
 
-}  // namespace
+// One weight's rows times the activations: the weight as this set reads it,
+// what the set's prepare() gave for it, and the output.
+struct Product {
+  WeightView w;
+  const void* prepared;
+  float* y;
+};
 
-void MatMulSharedWith(const KernelSet& ks, std::span<const MatMulTarget> targets, const float* x, int64_t m,
-                      ThreadPool* pool) {
-  if (m <= 0 || targets.empty()) return;
-  constexpr size_t kMaxTargets = 4;
-  const WeightView& first = *targets[0].w;
-  for (const MatMulTarget& t : targets) {
-    if (targets.size() > kMaxTargets || t.w->n_in != first.n_in ||
-        ActKindFor(t.w->type) != ActKindFor(first.type) ||
-        ActRowBytes(t.w->type, t.w->n_in) != ActRowBytes(first.type, first.n_in)) {
-      for (const MatMulTarget& each : targets) MatMulWith(ks, *each.w, x, m, each.y, pool);
-      return;
-    }
-  }
-  const Acts acts = QuantizeActs(ks, first, x, m, pool);
-  // Work items: the 16-row panels of every target in turn.
-  WeightView w[kMaxTargets];
-  const void* prepared[kMaxTargets];
+// The products' 16-row panels, all of them as work items of one pass over
+// the pool.
+void MulProducts(const KernelSet& ks, std::span<const Product> products, const Acts& acts, int64_t m,
+                 ThreadPool* pool) {
+  assert(products.size() <= kMaxTargets);
   int64_t first_item[kMaxTargets + 1] = {0};
-  const size_t n = targets.size();
+  const size_t n = products.size();
   for (size_t i = 0; i < n; ++i) {
-    w[i] = ForSet(ks, *targets[i].w);
-    prepared[i] = ks.prepare != nullptr ? ks.prepare(w[i], acts.data, acts.stride, m, pool) : nullptr;
-    first_item[i + 1] = first_item[i] + (std::max<int64_t>(0, w[i].n_out) + kRowGrain - 1) / kRowGrain;
-  }
-  // A set's prepared activations may live in one buffer per thread (the
-  // K-quant panels'): with more than one target, only unprepared ones share.
-  if (n > 1) {
-    for (size_t i = 0; i < n; ++i) {
-      if (prepared[i] != nullptr) {
-        for (const MatMulTarget& each : targets) MatMulWith(ks, *each.w, x, m, each.y, pool);
-        return;
-      }
-    }
+    first_item[i + 1] =
+        first_item[i] + (std::max<int64_t>(0, products[i].w.n_out) + kRowGrain - 1) / kRowGrain;
   }
   const int64_t n_items = first_item[n];
   auto work = [&](int64_t begin, int64_t end, int) {
     for (size_t i = 0; i < n && begin < end; ++i) {
       const int64_t lo = std::max(begin, first_item[i]), hi = std::min(end, first_item[i + 1]);
       if (lo >= hi) continue;
+      const Product& p = products[i];
       const int64_t r0 = (lo - first_item[i]) * kRowGrain;
-      const int64_t r1 = std::min((hi - first_item[i]) * kRowGrain, w[i].n_out);
-      ks.mul_rows(w[i], acts.data, acts.stride, m, prepared[i], targets[i].y, w[i].n_out, r0, r1);
+      const int64_t r1 = std::min((hi - first_item[i]) * kRowGrain, p.w.n_out);
+      ks.mul_rows(p.w, acts.data, acts.stride, m, p.prepared, p.y, p.w.n_out, r0, r1);
     }
   };
   if (pool != nullptr && pool->size() > 1 && n_items > 1) {
@@ -146,6 +131,37 @@ void MatMulSharedWith(const KernelSet& ks, std::span<const MatMulTarget> targets
   } else {
     work(0, n_items, 0);
   }
+}
+
+}  // namespace
+
+void MatMulSharedWith(const KernelSet& ks, std::span<const MatMulTarget> targets, const float* x, int64_t m,
+                      ThreadPool* pool) {
+  if (m <= 0 || targets.empty()) return;
+  const WeightView& first = *targets[0].w;
+  const bool one_input = std::all_of(targets.begin(), targets.end(), [&](const MatMulTarget& t) {
+    return t.w->n_in == first.n_in && ActKindFor(t.w->type) == ActKindFor(first.type);
+  });
+  if (targets.size() > kMaxTargets || !one_input) {
+    for (const MatMulTarget& t : targets) MatMulWith(ks, *t.w, x, m, t.y, pool);
+    return;
+  }
+  const Acts acts = QuantizeActs(ks, first, x, m, pool);
+  // A set's prepared activations may live in one buffer per thread (the
+  // K-quant panels'), which the next prepare() call overwrites: a prepared
+  // product runs at once, alone; the others share one pass.
+  Product shared[kMaxTargets];
+  size_t n_shared = 0;
+  for (const MatMulTarget& t : targets) {
+    Product p{ForSet(ks, *t.w), nullptr, t.y};
+    if (ks.prepare != nullptr) p.prepared = ks.prepare(p.w, acts.data, acts.stride, m, pool);
+    if (p.prepared != nullptr) {
+      MulProducts(ks, std::span<const Product>(&p, 1), acts, m, pool);
+    } else {
+      shared[n_shared++] = p;
+    }
+  }
+  MulProducts(ks, std::span<const Product>(shared, n_shared), acts, m, pool);
 }
 
 void MatMulWith(const KernelSet& ks, const WeightView& w, const float* x, int64_t m, float* y,
