@@ -25,15 +25,22 @@ constexpr int64_t kPanelMinBatch = 4;
 // 32, panels ahead beyond). Both give bitwise the same rows.
 constexpr int64_t kLegacyPanelMinBatch = 32;
 
+// A weight read in 16-row panels packed at load for every m (Q4_K): its
+// activations are always prepared for the panel kernel.
+bool InPackedPanels(const WeightView& w) { return w.packed != nullptr && w.packed->type == GgmlType::kQ4_K; }
+
 const void* PrepareAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                           ThreadPool* pool) {
+  if (InPackedPanels(w)) return PreparePanelActs(w.type, act, act_stride, m, w.n_in, pool);
   if (m < kPanelMinBatch || IsOffsetLegacy(w.type) || w.type == GgmlType::kQ6_K) return nullptr;
   return PreparePanelActs(w.type, act, act_stride, m, w.n_in, pool);
 }
 
 void MulRowsAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                    const void* prepared, float* y, int64_t ldy, int64_t r0, int64_t r1) {
-  if (w.packed != nullptr) {
+  if (InPackedPanels(w)) {
+    MulRowsPackedPanel(w, *static_cast<const PreparedActs*>(prepared), m, y, ldy, r0, r1);  // any m
+  } else if (w.packed != nullptr) {
     MulRowsPacked(w, act, act_stride, m, y, ldy, r0, r1);  // w.order (llama.cpp's or block sums), any m
   } else if (IsOffsetLegacy(w.type) && m >= kLegacyPanelMinBatch) {
     MulRowsLegacyPanel(w, act, act_stride, m, y, ldy, r0, r1);  // llama.cpp's order, bitwise as below

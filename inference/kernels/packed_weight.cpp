@@ -38,19 +38,53 @@ Spot SpotOf(int j, int r) {
   return {LaneByte(j % 16, r), lane < 4 ? 0 : 4, 256 + 8 * lane + at / 8, at % 8};
 }
 
+// Where value v (< 256) of panel row r sits in a packed Q4_K super-block:
+// its byte and the shift of its nibble.
+struct NibbleSpot {
+  size_t byte;
+  int shift;
+};
+NibbleSpot Q4KSpotOf(int v, int r) {
+  const int c = v / 64, in = v % 64, t = in % 32 / 4;
+  return {static_cast<size_t>(64 * (8 * c + t) + 4 * r + in % 4), in < 32 ? 0 : 4};
+}
+
+// Row r of a panel from GGUF Q4_K row `row` (n_super super-blocks).
+void PackQ4KRow(const uint8_t* row, int64_t n_super, int r, PackedWeight* out, int64_t panel) {
+  const auto* blocks = reinterpret_cast<const BlockQ4_K*>(row);
+  for (int64_t b = 0; b < n_super; ++b) {
+    const BlockQ4_K& blk = blocks[b];
+    auto* q = const_cast<uint8_t*>(out->quants(panel, b));
+    for (int c = 0; c < 4; ++c) {
+      for (int l = 0; l < 32; ++l) {
+        const uint8_t byte = blk.qs[32 * c + l];
+        const NibbleSpot lo = Q4KSpotOf(64 * c + l, r), hi = Q4KSpotOf(64 * c + 32 + l, r);
+        q[lo.byte] |= static_cast<uint8_t>((byte & 15) << lo.shift);
+        q[hi.byte] |= static_cast<uint8_t>((byte >> 4) << hi.shift);
+      }
+    }
+    for (int j = 0; j < 8; ++j)
+      UnpackScaleMin(j, blk.scales, &q[PackedQ4K::kScales + 16 * j + r], &q[PackedQ4K::kMins + 16 * j + r]);
+    std::memcpy(q + PackedQ4K::kD + 2 * r, &blk.d, 2);
+    std::memcpy(q + PackedQ4K::kDmin + 2 * r, &blk.dmin, 2);
+  }
+}
+
 }  // namespace
 
 void PackedWeightDeleter::operator()(PackedWeight* p) const { delete p; }
 
 void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {
-  assert(HasPackedPanels(w.type) && w.n_in % kQK == 0);
+  const bool q4k = w.type == GgmlType::kQ4_K;
+  assert(HasPackedPanels(w.type) && w.n_in % (q4k ? kQKK : kQK) == 0);
   const bool q8 = w.type == GgmlType::kQ8_0;
-  const int64_t nb = w.n_in / kQK;
+  const int64_t nb = w.n_in / (q4k ? kQKK : kQK);
   const int64_t n_panels = (w.n_out + kPackedPanelRows - 1) / kPackedPanelRows;
   out->type = w.type;
   out->n_blocks = nb;
-  out->block_bytes = q8 ? 512 : 320;
-  out->panel_bytes = (static_cast<size_t>(nb) * (out->block_bytes + 32) + 63) / 64 * 64;
+  out->block_bytes = q4k ? PackedQ4K::kBytes : q8 ? 512 : 320;
+  const size_t scale_bytes = q4k ? 0 : 32;
+  out->panel_bytes = (static_cast<size_t>(nb) * (out->block_bytes + scale_bytes) + 63) / 64 * 64;
   out->lines.assign(static_cast<size_t>(n_panels) * out->panel_bytes / 64, CacheLine{});
   // Rows are handed back to `release` about every 1 MiB read.
   const int64_t release_panels = std::max<int64_t>(1, (1 << 20) / (kPackedPanelRows * w.row_bytes));
@@ -59,6 +93,10 @@ void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight*
     const int64_t rows = std::min<int64_t>(kPackedPanelRows, w.n_out - p * kPackedPanelRows);
     for (int64_t r = 0; r < rows; ++r) {
       const uint8_t* row = w.data + static_cast<size_t>(p * kPackedPanelRows + r) * w.row_bytes;
+      if (q4k) {
+        PackQ4KRow(row, nb, static_cast<int>(r), out, p);
+        continue;
+      }
       for (int64_t b = 0; b < nb; ++b) {
         auto* q = const_cast<uint8_t*>(out->quants(p, b));
         uint8_t v[kQK];
@@ -88,6 +126,22 @@ void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight*
 void DequantizePackedRow(const PackedWeight& p, int64_t row, int64_t n_in, float* out) {
   const int64_t panel = row / kPackedPanelRows;
   const int r = static_cast<int>(row % kPackedPanelRows);
+  if (p.type == GgmlType::kQ4_K) {  // as DequantizeRowRef: d * sc * q - dmin * mn
+    for (int64_t b = 0; b < n_in / kQKK; ++b) {
+      const uint8_t* q = p.quants(panel, b);
+      uint16_t hd, hm;
+      std::memcpy(&hd, q + PackedQ4K::kD + 2 * r, 2);
+      std::memcpy(&hm, q + PackedQ4K::kDmin + 2 * r, 2);
+      const float d = HalfToFloat(hd), dmin = HalfToFloat(hm);
+      for (int v = 0; v < kQKK; ++v) {
+        const NibbleSpot s = Q4KSpotOf(v, r);
+        const uint8_t sc = q[PackedQ4K::kScales + 16 * (v / 32) + r],
+                      mn = q[PackedQ4K::kMins + 16 * (v / 32) + r];
+        out[kQKK * b + v] = d * sc * static_cast<uint8_t>((q[s.byte] >> s.shift) & 15) - dmin * mn;
+      }
+    }
+    return;
+  }
   for (int64_t b = 0; b < n_in / kQK; ++b) {
     const uint8_t* q = p.quants(panel, b);
     const float d = HalfToFloat(p.scales(panel, b)[r]);

@@ -1,9 +1,9 @@
 // Weights re-laid out once, at load, for a kernel set's products (see
 // PackWeight in kernels.h). Internal to inference/kernels and its tests.
 //
-// The layouts so far, for Q8_0 and Q5_0 under AVX-512 VNNI: 16-row panels in
-// the order the legacy panel kernel multiplies (x86_legacy_panel.h), kept in
-// memory so that no step repacks the weight. Panel p holds rows 16p .. 16p+15
+// The layouts so far, for Q8_0 and Q5_0 under AVX-512 VNNI (Q4_K below):
+// 16-row panels in the order the legacy panel kernel multiplies
+// (x86_legacy_panel.h), kept in memory so that no step repacks the weight. Panel p holds rows 16p .. 16p+15
 // (rows past the matrix are zero). Lane l of a block is its values 4l..4l+3;
 // the kernel wants, per block and lane, 64 bytes: 4 unsigned quants of each
 // row r at 4r. For block b (32 values of each row), at block_bytes*b:
@@ -16,6 +16,17 @@
 // Then, after the nb blocks, the scales: at block_bytes*nb + 32*b the 16
 // rows' scales of block b, half precision. Same size as the GGUF blocks (34
 // and 22 bytes per row and block); panels padded to whole cache lines.
+//
+// Q4_K under AVX-512 VNNI: the same 16-row panels, one "block" per 256-value
+// super-block (2368 bytes), in the order of the K-quant panel kernel
+// (x86_panel.h: its Repack, done once here instead of at every step):
+//   at 64*(8c + t) (c < 4, t < 8): byte 4r+i holds value 64c + 4t + i of row r
+//     (sub-block 2c) in its low nibble, value 64c + 32 + 4t + i (sub-block
+//     2c + 1) in its high nibble;
+//   at 2048 + 16*j + r: the 6-bit scale of sub-block j of row r; at
+//     2176 + 16*j + r its min;
+//   at 2304 + 2*r: d of row r, at 2336 + 2*r: dmin, half precision.
+// 148 bytes per row and super-block (the GGUF block: 144).
 #pragma once
 
 #include <cstddef>
@@ -38,8 +49,8 @@ constexpr int64_t kPackedPanelRows = 16;
 struct PackedWeight {
   const KernelSet* kernels = nullptr;  // the set whose mul_rows reads it
   GgmlType type = GgmlType::kQ8_0;
-  int64_t n_blocks = 0;    // 32-value blocks per row
-  size_t block_bytes = 0;  // quants of one block of a panel
+  int64_t n_blocks = 0;    // blocks per row (Q4_K: 256-value super-blocks)
+  size_t block_bytes = 0;  // quants of one block of a panel (Q4_K: all of it)
   size_t panel_bytes = 0;
   std::vector<CacheLine> lines;
 
@@ -47,15 +58,23 @@ struct PackedWeight {
     return reinterpret_cast<const uint8_t*>(lines.data()) + static_cast<size_t>(p) * panel_bytes;
   }
   const uint8_t* quants(int64_t p, int64_t b) const { return panel(p) + block_bytes * b; }
+  // Q8_0 and Q5_0 only.
   const uint16_t* scales(int64_t p, int64_t b) const {
     return reinterpret_cast<const uint16_t*>(panel(p) + block_bytes * n_blocks) + 16 * b;
   }
 };
 
-// Whether PackPanels takes weights of this type.
-constexpr bool HasPackedPanels(GgmlType t) { return t == GgmlType::kQ8_0 || t == GgmlType::kQ5_0; }
+// Where the parts of a packed Q4_K super-block lie (see above).
+struct PackedQ4K {
+  static constexpr size_t kScales = 2048, kMins = 2176, kD = 2304, kDmin = 2336, kBytes = 2368;
+};
 
-// Packs a Q8_0 or Q5_0 weight into `out` (its kernels left to the caller),
+// Whether PackPanels takes weights of this type.
+constexpr bool HasPackedPanels(GgmlType t) {
+  return t == GgmlType::kQ8_0 || t == GgmlType::kQ5_0 || t == GgmlType::kQ4_K;
+}
+
+// Packs a Q8_0, Q5_0 or Q4_K weight into `out` (its kernels left to the caller),
 // calling release(begin, end) on each range of w's bytes once it is read.
 void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight* out);
 

@@ -6,6 +6,7 @@
 
 #include <immintrin.h>
 
+#include "inference/kernels/packed_weight.h"
 #include "inference/kernels/x86_panel_common.h"
 
 namespace ragd::inference::kernels {
@@ -156,22 +157,83 @@ void PanelTile(const Panel& p, const PreparedActs& pa, int64_t c0, float* y, int
   for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + (c0 + c) * ldy + r0, store_mask, acc[c]);
 }
 
+// The panel's rows (of which `rows` exist) times all m activation rows.
 template <GgmlType kType>
-void MulRowsPanelT(const WeightView& w, const PreparedActs& acts, int64_t m, float* y, int64_t ldy,
-                   int64_t r0, int64_t r1) {
-  thread_local Panel panel;
+void PanelTimesActs(const Panel& panel, const PreparedActs& acts, int64_t m, float* y, int64_t ldy,
+                    int64_t p0, int rows) {
   using TileFn = void (*)(const Panel&, const PreparedActs&, int64_t, float*, int64_t, int64_t, __mmask16);
   static constexpr TileFn kTiles[kPanelCols] = {PanelTile<kType, 1>, PanelTile<kType, 2>, PanelTile<kType, 3>,
                                                 PanelTile<kType, 4>, PanelTile<kType, 5>, PanelTile<kType, 6>,
                                                 PanelTile<kType, 7>, PanelTile<kType, 8>};
+  const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
+  for (int64_t c0 = 0; c0 < m; c0 += kPanelCols) {
+    const int cols = static_cast<int>(m - c0 < kPanelCols ? m - c0 : kPanelCols);
+    kTiles[cols - 1](panel, acts, c0, y, ldy, p0, mask);
+  }
+}
+
+template <GgmlType kType>
+void MulRowsPanelT(const WeightView& w, const PreparedActs& acts, int64_t m, float* y, int64_t ldy,
+                   int64_t r0, int64_t r1) {
+  thread_local Panel panel;
   for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
     const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
     Repack<kType>(w, p0, rows, &panel);
-    const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
-    for (int64_t c0 = 0; c0 < m; c0 += kPanelCols) {
-      const int cols = static_cast<int>(m - c0 < kPanelCols ? m - c0 : kPanelCols);
-      kTiles[cols - 1](panel, acts, c0, y, ldy, p0, mask);
+    PanelTimesActs<kType>(panel, acts, m, y, ldy, p0, rows);
+  }
+}
+
+// Panel `panel` of a Q4_K weight packed at load (packed_weight.h) as Repack
+// gives it: the nibbles split, the 6-bit scales and mins widened, the
+// half-precision d and dmin converted (rows past the matrix are zero there
+// as here).
+inline void ExpandPackedQ4K(const PackedWeight& pw, int64_t panel, Panel* p) {
+  const int64_t n_super = pw.n_blocks;
+  p->q.resize(static_cast<size_t>(n_super) * kQKK * kPanelRows);
+  p->iscale.resize(static_cast<size_t>(n_super) * 8 * kPanelRows);
+  p->imin.resize(p->iscale.size());
+  p->dsup.resize(static_cast<size_t>(n_super) * kPanelRows);
+  p->msup.resize(p->dsup.size());
+  const __m512i low4 = _mm512_set1_epi8(15);
+  for (int64_t b = 0; b < n_super; ++b) {
+    const uint8_t* src = pw.quants(panel, b);
+    uint8_t* q = p->q.data() + b * kQKK * kPanelRows;  // 64 dwords of 16 rows
+    for (int c = 0; c < 4; ++c) {
+      for (int t = 0; t < 8; ++t) {
+        const __m512i v = _mm512_loadu_si512(src + 64 * (8 * c + t));
+        _mm512_storeu_si512(q + 64 * (16 * c + t), _mm512_and_si512(v, low4));
+        _mm512_storeu_si512(q + 64 * (16 * c + 8 + t), _mm512_and_si512(_mm512_srli_epi16(v, 4), low4));
+      }
     }
+    for (int j = 0; j < 8; ++j) {
+      const size_t at = static_cast<size_t>((8 * b + j) * kPanelRows);
+      _mm512_storeu_si512(p->iscale.data() + at,
+                          _mm512_cvtepu8_epi32(_mm_loadu_si128(
+                              reinterpret_cast<const __m128i*>(src + PackedQ4K::kScales + 16 * j))));
+      _mm512_storeu_si512(p->imin.data() + at,
+                          _mm512_cvtepu8_epi32(_mm_loadu_si128(
+                              reinterpret_cast<const __m128i*>(src + PackedQ4K::kMins + 16 * j))));
+    }
+    _mm512_storeu_ps(
+        p->dsup.data() + b * kPanelRows,
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + PackedQ4K::kD))));
+    _mm512_storeu_ps(
+        p->msup.data() + b * kPanelRows,
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + PackedQ4K::kDmin))));
+  }
+}
+
+// Rows [r0, r1) (r0 a multiple of 16) of a Q4_K weight packed at load times
+// the activations from PreparePanelActs, for every m: bitwise MulRowsPanel's
+// rows, without its per-step repacking.
+void MulRowsPackedPanel(const WeightView& w, const PreparedActs& acts, int64_t m, float* y, int64_t ldy,
+                        int64_t r0, int64_t r1) {
+  assert(w.packed->type == GgmlType::kQ4_K && r0 % kPanelRows == 0);
+  thread_local Panel panel;
+  for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
+    const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
+    ExpandPackedQ4K(*w.packed, p0 / kPanelRows, &panel);
+    PanelTimesActs<GgmlType::kQ4_K>(panel, acts, m, y, ldy, p0, rows);
   }
 }
 

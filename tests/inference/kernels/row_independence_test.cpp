@@ -71,20 +71,21 @@ TEST(MatMulRows, EachRowBitwiseEqualsItsSingleRowProduct) {
   }
 }
 
-// A weight packed at load (PackWeight: Q8_0 and Q5_0) gives bitwise the rows
-// of its GGUF blocks, for every m, pool or not, and is ignored by the other
-// kernel sets; its dequantized rows are those of the blocks; packing hands
-// back every byte of the blocks, in order, to the release callback.
+// A weight packed at load (PackWeight: Q8_0, Q5_0 and Q4_K) gives bitwise the
+// rows of its GGUF blocks, for every m, pool or not, and is ignored by the
+// other kernel sets; its dequantized rows are those of the blocks; packing
+// hands back every byte of the blocks, in order, to the release callback.
 TEST(PackedWeight, GivesBitwiseTheRowsOfItsGgufBlocks) {
   std::mt19937 rng(5);
   ThreadPool pool(2);
-  // A Q4_K weight keeps its blocks (no packed layout for it on any set).
-  const auto k_data = testing::RandomRows(GgmlType::kQ4_K, 768, 16, rng);
+  // A Q6_K weight keeps its blocks (no packed layout for it on any set).
+  const auto k_data = testing::RandomRows(GgmlType::kQ6_K, 768, 16, rng);
   EXPECT_EQ(nullptr,
-            PackWeight(WeightView{GgmlType::kQ4_K, k_data.data(), 768, 16,
-                                  RowBytes(*GetTypeInfo(static_cast<uint32_t>(GgmlType::kQ4_K)), 768)}));
-  for (const GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ5_0}) {
-    const int64_t n_in = 640, n_out = 45;  // a partial panel at the end
+            PackWeight(WeightView{GgmlType::kQ6_K, k_data.data(), 768, 16,
+                                  RowBytes(*GetTypeInfo(static_cast<uint32_t>(GgmlType::kQ6_K)), 768)}));
+  for (const GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ5_0, GgmlType::kQ4_K}) {
+    // A partial panel at the end; Q4_K: three super-blocks.
+    const int64_t n_in = type == GgmlType::kQ4_K ? 768 : 640, n_out = 45;
     const auto data = testing::RandomRows(type, n_in, n_out, rng);
     const WeightView plain{type, data.data(), n_in, n_out,
                            RowBytes(*GetTypeInfo(static_cast<uint32_t>(type)), n_in)};
