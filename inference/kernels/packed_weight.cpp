@@ -55,13 +55,11 @@ void PackQ4KRow(const uint8_t* row, int64_t n_super, int r, PackedWeight* out, i
   for (int64_t b = 0; b < n_super; ++b) {
     const BlockQ4_K& blk = blocks[b];
     auto* q = const_cast<uint8_t*>(out->quants(panel, b));
-    for (int c = 0; c < 4; ++c) {
-      for (int l = 0; l < 32; ++l) {
-        const uint8_t byte = blk.qs[32 * c + l];
-        const NibbleSpot lo = Q4KSpotOf(64 * c + l, r), hi = Q4KSpotOf(64 * c + 32 + l, r);
-        q[lo.byte] |= static_cast<uint8_t>((byte & 15) << lo.shift);
-        q[hi.byte] |= static_cast<uint8_t>((byte >> 4) << hi.shift);
-      }
+    uint8_t v[kQKK];
+    UnpackQ4K(blk, v);
+    for (int j = 0; j < kQKK; ++j) {
+      const NibbleSpot s = Q4KSpotOf(j, r);
+      q[s.byte] |= static_cast<uint8_t>(v[j] << s.shift);
     }
     for (int j = 0; j < 8; ++j)
       UnpackScaleMin(j, blk.scales, &q[PackedQ4K::kScales + 16 * j + r], &q[PackedQ4K::kMins + 16 * j + r]);

@@ -3,10 +3,11 @@
 //
 // The layouts so far, for Q8_0 and Q5_0 under AVX-512 VNNI (Q4_K below):
 // 16-row panels in the order the legacy panel kernel multiplies
-// (x86_legacy_panel.h), kept in memory so that no step repacks the weight. Panel p holds rows 16p .. 16p+15
-// (rows past the matrix are zero). Lane l of a block is its values 4l..4l+3;
-// the kernel wants, per block and lane, 64 bytes: 4 unsigned quants of each
-// row r at 4r. For block b (32 values of each row), at block_bytes*b:
+// (x86_legacy_panel.h), kept in memory so that no step repacks the weight.
+// Panel p holds rows 16p .. 16p+15 (rows past the matrix are zero). Lane l
+// of a block is its values 4l..4l+3; the kernel wants, per block and lane,
+// 64 bytes: 4 unsigned quants of each row r at 4r. For block b (32 values of
+// each row), at block_bytes*b:
 //   Q8_0 (512 bytes): those 64 bytes for lane l at 64*l, each q + 128 (the
 //     unsigned operand of vpdpbusd);
 //   Q5_0 (320 bytes): the 5-bit quants split in two. At 64*k (k < 4): byte

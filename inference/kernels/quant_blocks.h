@@ -122,6 +122,16 @@ void UnpackQ5Quants(const Block& b, uint8_t* q) {
   for (int j = 0; j < 32; ++j) q[j] |= ((qh >> j) & 1) << 4;
 }
 
+// The 256 unsigned quants (0..15) of a Q4_K block in value order.
+inline void UnpackQ4K(const BlockQ4_K& b, uint8_t* q) {
+  for (int c = 0; c < 4; ++c) {
+    for (int l = 0; l < 32; ++l) {
+      q[64 * c + l] = b.qs[32 * c + l] & 15;
+      q[64 * c + 32 + l] = b.qs[32 * c + l] >> 4;
+    }
+  }
+}
+
 // IEEE half -> float, exact (subnormals, inf and NaN included).
 inline float HalfToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;

@@ -9,16 +9,7 @@
 namespace ragd::inference::kernels {
 namespace {
 
-// The 256 unsigned quants of a Q4_K/Q5_K block in value order.
-void UnpackQ4K(const BlockQ4_K& b, uint8_t* q) {
-  for (int c = 0; c < 4; ++c) {
-    for (int l = 0; l < 32; ++l) {
-      q[64 * c + l] = b.qs[32 * c + l] & 15;
-      q[64 * c + 32 + l] = b.qs[32 * c + l] >> 4;
-    }
-  }
-}
-
+// The 256 unsigned quants of a Q5_K block in value order.
 void UnpackQ5K(const BlockQ5_K& b, uint8_t* q) {
   for (int c = 0; c < 4; ++c) {
     for (int l = 0; l < 32; ++l) {
