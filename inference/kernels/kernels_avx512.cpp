@@ -6,6 +6,7 @@
 #include "inference/kernels/x86_legacy_panel.h"
 #include "inference/kernels/x86_legacy_tiles.h"
 #include "inference/kernels/x86_panel.h"
+#include "inference/kernels/x86_q6k_panel.h"
 #include "inference/kernels/x86_q6k_tiles.h"
 #include "inference/kernels/x86_rowdot.h"
 #include "inference/kernels/x86_rowlanes.h"
@@ -40,6 +41,8 @@ void MulRowsAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, i
                    const void* prepared, float* y, int64_t ldy, int64_t r0, int64_t r1) {
   if (InPackedPanels(w)) {
     MulRowsPackedPanel(w, *static_cast<const PreparedActs*>(prepared), m, y, ldy, r0, r1);  // any m
+  } else if (w.packed != nullptr && w.packed->type == GgmlType::kQ6_K) {
+    MulRowsPackedQ6K(w, act, act_stride, m, y, ldy, r0, r1);  // bitwise MulRowsQ6K's rows, any m
   } else if (w.packed != nullptr) {
     MulRowsPacked(w, act, act_stride, m, y, ldy, r0, r1);  // w.order (llama.cpp's or block sums), any m
   } else if (IsOffsetLegacy(w.type) && m >= kLegacyPanelMinBatch) {

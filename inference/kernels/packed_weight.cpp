@@ -68,20 +68,69 @@ void PackQ4KRow(const uint8_t* row, int64_t n_super, int r, PackedWeight* out, i
   }
 }
 
+// Row r of a panel from GGUF Q6_K row `row` (n_super super-blocks).
+void PackQ6KRow(const uint8_t* row, int64_t n_super, int r, PackedWeight* out, int64_t panel) {
+  const auto* blocks = reinterpret_cast<const BlockQ6_K*>(row);
+  for (int64_t b = 0; b < n_super; ++b) {
+    const BlockQ6_K& blk = blocks[b];
+    auto* q = const_cast<uint8_t*>(out->quants(panel, b));
+    uint8_t v[kQKK];
+    UnpackQ6K(blk, v);
+    for (int j = 0; j < kQKK; ++j) {
+      const PackedQ6K::Spot s = PackedQ6K::SpotOf(j, r);
+      q[s.low] |= static_cast<uint8_t>((v[j] & 15) << s.low_shift);
+      q[s.high] |= static_cast<uint8_t>((v[j] >> 4) << s.high_shift);
+    }
+    for (int j = 0; j < 16; ++j) q[PackedQ6K::kScales + 16 * j + r] = static_cast<uint8_t>(blk.scales[j]);
+    const float d = HalfToFloat(blk.d);
+    std::memcpy(q + PackedQ6K::kD + 4 * r, &d, 4);
+  }
+}
+
+// Row r of super-block b of a packed K-quant panel, as DequantizeRowRef gives
+// it.
+void DequantizePackedSuper(const PackedWeight& p, int64_t panel, int r, int64_t b, float* out) {
+  const uint8_t* q = p.quants(panel, b);
+  if (p.type == GgmlType::kQ6_K) {  // d * sc * (q - 32)
+    float d;
+    std::memcpy(&d, q + PackedQ6K::kD + 4 * r, 4);
+    for (int v = 0; v < kQKK; ++v) {
+      const auto sc = static_cast<int8_t>(q[PackedQ6K::kScales + 16 * (v / 16) + r]);
+      const PackedQ6K::Spot s = PackedQ6K::SpotOf(v, r);
+      const int u = ((q[s.low] >> s.low_shift) & 15) | ((q[s.high] >> s.high_shift) & 3) << 4;
+      out[v] = d * sc * (u - 32);
+    }
+    return;
+  }
+  uint16_t hd, hm;  // Q4_K: d * sc * q - dmin * mn
+  std::memcpy(&hd, q + PackedQ4K::kD + 2 * r, 2);
+  std::memcpy(&hm, q + PackedQ4K::kDmin + 2 * r, 2);
+  const float d = HalfToFloat(hd), dmin = HalfToFloat(hm);
+  for (int v = 0; v < kQKK; ++v) {
+    const NibbleSpot s = Q4KSpotOf(v, r);
+    const uint8_t sc = q[PackedQ4K::kScales + 16 * (v / 32) + r],
+                  mn = q[PackedQ4K::kMins + 16 * (v / 32) + r];
+    out[v] = d * sc * static_cast<uint8_t>((q[s.byte] >> s.shift) & 15) - dmin * mn;
+  }
+}
+
 }  // namespace
 
 void PackedWeightDeleter::operator()(PackedWeight* p) const { delete p; }
 
 void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {
-  const bool q4k = w.type == GgmlType::kQ4_K;
-  assert(HasPackedPanels(w.type) && w.n_in % (q4k ? kQKK : kQK) == 0);
+  const bool k_quant = w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ6_K;
+  assert(HasPackedPanels(w.type) && w.n_in % (k_quant ? kQKK : kQK) == 0);
   const bool q8 = w.type == GgmlType::kQ8_0;
-  const int64_t nb = w.n_in / (q4k ? kQKK : kQK);
+  const int64_t nb = w.n_in / (k_quant ? kQKK : kQK);
   const int64_t n_panels = (w.n_out + kPackedPanelRows - 1) / kPackedPanelRows;
   out->type = w.type;
   out->n_blocks = nb;
-  out->block_bytes = q4k ? PackedQ4K::kBytes : q8 ? 512 : 320;
-  const size_t scale_bytes = q4k ? 0 : 32;
+  out->block_bytes = w.type == GgmlType::kQ4_K   ? PackedQ4K::kBytes
+                     : w.type == GgmlType::kQ6_K ? PackedQ6K::kBytes
+                     : q8                        ? 512
+                                                 : 320;
+  const size_t scale_bytes = k_quant ? 0 : 32;
   out->panel_bytes = (static_cast<size_t>(nb) * (out->block_bytes + scale_bytes) + 63) / 64 * 64;
   out->lines.assign(static_cast<size_t>(n_panels) * out->panel_bytes / 64, CacheLine{});
   // Rows are handed back to `release` about every 1 MiB read.
@@ -91,8 +140,12 @@ void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight*
     const int64_t rows = std::min<int64_t>(kPackedPanelRows, w.n_out - p * kPackedPanelRows);
     for (int64_t r = 0; r < rows; ++r) {
       const uint8_t* row = w.data + static_cast<size_t>(p * kPackedPanelRows + r) * w.row_bytes;
-      if (q4k) {
+      if (w.type == GgmlType::kQ4_K) {
         PackQ4KRow(row, nb, static_cast<int>(r), out, p);
+        continue;
+      }
+      if (w.type == GgmlType::kQ6_K) {
+        PackQ6KRow(row, nb, static_cast<int>(r), out, p);
         continue;
       }
       for (int64_t b = 0; b < nb; ++b) {
@@ -124,20 +177,8 @@ void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight*
 void DequantizePackedRow(const PackedWeight& p, int64_t row, int64_t n_in, float* out) {
   const int64_t panel = row / kPackedPanelRows;
   const int r = static_cast<int>(row % kPackedPanelRows);
-  if (p.type == GgmlType::kQ4_K) {  // as DequantizeRowRef: d * sc * q - dmin * mn
-    for (int64_t b = 0; b < n_in / kQKK; ++b) {
-      const uint8_t* q = p.quants(panel, b);
-      uint16_t hd, hm;
-      std::memcpy(&hd, q + PackedQ4K::kD + 2 * r, 2);
-      std::memcpy(&hm, q + PackedQ4K::kDmin + 2 * r, 2);
-      const float d = HalfToFloat(hd), dmin = HalfToFloat(hm);
-      for (int v = 0; v < kQKK; ++v) {
-        const NibbleSpot s = Q4KSpotOf(v, r);
-        const uint8_t sc = q[PackedQ4K::kScales + 16 * (v / 32) + r],
-                      mn = q[PackedQ4K::kMins + 16 * (v / 32) + r];
-        out[kQKK * b + v] = d * sc * static_cast<uint8_t>((q[s.byte] >> s.shift) & 15) - dmin * mn;
-      }
-    }
+  if (p.type == GgmlType::kQ4_K || p.type == GgmlType::kQ6_K) {
+    for (int64_t b = 0; b < n_in / kQKK; ++b) DequantizePackedSuper(p, panel, r, b, out + kQKK * b);
     return;
   }
   for (int64_t b = 0; b < n_in / kQK; ++b) {

@@ -1,7 +1,7 @@
 // Weights re-laid out once, at load, for a kernel set's products (see
 // PackWeight in kernels.h). Internal to inference/kernels and its tests.
 //
-// The layouts so far, for Q8_0 and Q5_0 under AVX-512 VNNI (Q4_K below):
+// The layouts so far, for Q8_0 and Q5_0 under AVX-512 VNNI (Q4_K, Q6_K below):
 // 16-row panels in the order the legacy panel kernel multiplies
 // (x86_legacy_panel.h), kept in memory so that no step repacks the weight.
 // Panel p holds rows 16p .. 16p+15 (rows past the matrix are zero). Lane l
@@ -28,6 +28,18 @@
 //     2176 + 16*j + r its min;
 //   at 2304 + 2*r: d of row r, at 2336 + 2*r: dmin, half precision.
 // 148 bytes per row and super-block (the GGUF block: 144).
+//
+// Q6_K under AVX-512 VNNI: the same 16-row panels, one "block" per 256-value
+// super-block (3392 bytes, whole cache lines), for the Q6_K panel kernel
+// (x86_q6k_panel.h). Value 32k + 4l + i of row r (chunk k < 8, lane l < 8,
+// i < 4) sits at byte 4r+i of lane l's 384 bytes at 384*l:
+//   at 64*p (p < 4): in the low nibble, the low 4 bits of the quant of chunk
+//     p; in the high nibble, those of chunk p + 4;
+//   at 256 + 64*h (h < 2): at bits 2j, 2j+1 (j < 4), the quant's top 2 bits
+//     for chunk h + 2j;
+// then at 3072 + 16*j + r: the int8 scale of sub-block j (16 values) of row
+// r; at 3328 + 4*r: d of row r as a float (exactly the half).
+// 212 bytes per row and super-block (the GGUF block: 210).
 #pragma once
 
 #include <cstddef>
@@ -50,8 +62,8 @@ constexpr int64_t kPackedPanelRows = 16;
 struct PackedWeight {
   const KernelSet* kernels = nullptr;  // the set whose mul_rows reads it
   GgmlType type = GgmlType::kQ8_0;
-  int64_t n_blocks = 0;    // blocks per row (Q4_K: 256-value super-blocks)
-  size_t block_bytes = 0;  // quants of one block of a panel (Q4_K: all of it)
+  int64_t n_blocks = 0;    // blocks per row (K-quants: 256-value super-blocks)
+  size_t block_bytes = 0;  // quants of one block of a panel (K-quants: all of it)
   size_t panel_bytes = 0;
   std::vector<CacheLine> lines;
 
@@ -70,12 +82,31 @@ struct PackedQ4K {
   static constexpr size_t kScales = 2048, kMins = 2176, kD = 2304, kDmin = 2336, kBytes = 2368;
 };
 
+// Where the parts of a packed Q6_K super-block lie (see above).
+struct PackedQ6K {
+  static constexpr size_t kLane = 384, kHigh = 256, kScales = 3072, kD = 3328, kBytes = 3392;
+
+  // Where value v (< 256) of panel row r sits: the byte of its low 4 bits,
+  // their shift there, the byte of its top 2 bits and their shift.
+  struct Spot {
+    size_t low;
+    int low_shift;
+    size_t high;
+    int high_shift;
+  };
+  static constexpr Spot SpotOf(int v, int r) {
+    const int k = v / 32, l = v % 32 / 4, at = 4 * r + v % 4;
+    return {static_cast<size_t>(kLane * l + 64 * (k % 4) + at), 4 * (k / 4),
+            static_cast<size_t>(kLane * l + kHigh + 64 * (k % 2) + at), 2 * (k / 2)};
+  }
+};
+
 // Whether PackPanels takes weights of this type.
 constexpr bool HasPackedPanels(GgmlType t) {
-  return t == GgmlType::kQ8_0 || t == GgmlType::kQ5_0 || t == GgmlType::kQ4_K;
+  return t == GgmlType::kQ8_0 || t == GgmlType::kQ5_0 || t == GgmlType::kQ4_K || t == GgmlType::kQ6_K;
 }
 
-// Packs a Q8_0, Q5_0 or Q4_K weight into `out` (its kernels left to the caller),
+// Packs a Q8_0, Q5_0, Q4_K or Q6_K weight into `out` (its kernels left to the caller),
 // calling release(begin, end) on each range of w's bytes once it is read.
 void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight* out);
 

@@ -132,6 +132,21 @@ inline void UnpackQ4K(const BlockQ4_K& b, uint8_t* q) {
   }
 }
 
+// The 256 quants (0..63) of a Q6_K block in value order.
+inline void UnpackQ6K(const BlockQ6_K& b, uint8_t* q) {
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* ql = b.ql + 64 * h;
+    const uint8_t* qh = b.qh + 32 * h;
+    uint8_t* y = q + 128 * h;
+    for (int l = 0; l < 32; ++l) {
+      y[l] = static_cast<uint8_t>((ql[l] & 15) | ((qh[l] >> 0) & 3) << 4);
+      y[l + 32] = static_cast<uint8_t>((ql[l + 32] & 15) | ((qh[l] >> 2) & 3) << 4);
+      y[l + 64] = static_cast<uint8_t>((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4);
+      y[l + 96] = static_cast<uint8_t>((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4);
+    }
+  }
+}
+
 // IEEE half -> float, exact (subnormals, inf and NaN included).
 inline float HalfToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;

@@ -20,21 +20,6 @@ void UnpackQ5K(const BlockQ5_K& b, uint8_t* q) {
   }
 }
 
-// The 256 quants (0..63) of a Q6_K block in value order.
-void UnpackQ6K(const BlockQ6_K& b, uint8_t* q) {
-  for (int h = 0; h < 2; ++h) {
-    const uint8_t* ql = b.ql + 64 * h;
-    const uint8_t* qh = b.qh + 32 * h;
-    uint8_t* y = q + 128 * h;
-    for (int l = 0; l < 32; ++l) {
-      y[l] = static_cast<uint8_t>((ql[l] & 15) | ((qh[l] >> 0) & 3) << 4);
-      y[l + 32] = static_cast<uint8_t>((ql[l + 32] & 15) | ((qh[l] >> 2) & 3) << 4);
-      y[l + 64] = static_cast<uint8_t>((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4);
-      y[l + 96] = static_cast<uint8_t>((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4);
-    }
-  }
-}
-
 int32_t DotU8I8(const uint8_t* q, const int8_t* a, int n) {
   int32_t s = 0;
   for (int i = 0; i < n; ++i) s += static_cast<int32_t>(q[i]) * a[i];

@@ -71,21 +71,22 @@ TEST(MatMulRows, EachRowBitwiseEqualsItsSingleRowProduct) {
   }
 }
 
-// A weight packed at load (PackWeight: Q8_0, Q5_0 and Q4_K) gives bitwise the
+// A weight packed at load (PackWeight: Q8_0, Q5_0, Q4_K and Q6_K) gives bitwise the
 // rows of its GGUF blocks, for every m, pool or not, and is ignored by the
 // other kernel sets; its dequantized rows are those of the blocks; packing
 // hands back every byte of the blocks, in order, to the release callback.
 TEST(PackedWeight, GivesBitwiseTheRowsOfItsGgufBlocks) {
   std::mt19937 rng(5);
   ThreadPool pool(2);
-  // A Q6_K weight keeps its blocks (no packed layout for it on any set).
-  const auto k_data = testing::RandomRows(GgmlType::kQ6_K, 768, 16, rng);
+  // A Q5_K weight keeps its blocks (no packed layout for it on any set).
+  const auto k_data = testing::RandomRows(GgmlType::kQ5_K, 768, 16, rng);
   EXPECT_EQ(nullptr,
-            PackWeight(WeightView{GgmlType::kQ6_K, k_data.data(), 768, 16,
-                                  RowBytes(*GetTypeInfo(static_cast<uint32_t>(GgmlType::kQ6_K)), 768)}));
-  for (const GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ5_0, GgmlType::kQ4_K}) {
-    // A partial panel at the end; Q4_K: three super-blocks.
-    const int64_t n_in = type == GgmlType::kQ4_K ? 768 : 640, n_out = 45;
+            PackWeight(WeightView{GgmlType::kQ5_K, k_data.data(), 768, 16,
+                                  RowBytes(*GetTypeInfo(static_cast<uint32_t>(GgmlType::kQ5_K)), 768)}));
+  for (const GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ5_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    // A partial panel at the end; K-quants: three super-blocks.
+    const bool k_quant = ActKindFor(type) == ActKind::kQ8K;
+    const int64_t n_in = k_quant ? 768 : 640, n_out = 45;
     const auto data = testing::RandomRows(type, n_in, n_out, rng);
     const WeightView plain{type, data.data(), n_in, n_out,
                            RowBytes(*GetTypeInfo(static_cast<uint32_t>(type)), n_in)};
