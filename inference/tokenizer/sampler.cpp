@@ -88,11 +88,12 @@ TokenId Sampler::Sample(std::span<const float> logits, std::span<const TokenId> 
     l = scratch_.data();
   }
 
-  // Argmax (vectorized: the whole vocabulary every token); NaN is skipped.
-  float max_logit = kNegInf;
-  const auto best = static_cast<size_t>(Argmax(l, static_cast<int64_t>(n), &max_logit));
-  if (o.temperature == 0.0f || max_logit == kNegInf) return static_cast<TokenId>(best);
-  if (max_logit == std::numeric_limits<float>::infinity()) return static_cast<TokenId>(best);
+  // Greedy: the argmax (vectorized, the whole vocabulary every token; NaN is
+  // skipped, 0 when nothing is above -inf).
+  if (o.temperature == 0.0f) {
+    float max_logit;
+    return static_cast<TokenId>(Argmax(l, static_cast<int64_t>(n), &max_logit));
+  }
 
   // top-k: the k best, in no particular order, with a k-sized heap whose
   // front is the worst kept (one pass, no copy of the vocabulary). Once the
@@ -117,6 +118,14 @@ TokenId Sampler::Sample(std::span<const float> logits, std::span<const TokenId> 
       std::push_heap(candidates_.begin(), candidates_.end(), Better);
     }
   }
+  // The best candidate is the argmax (the first of the highest logits, which
+  // the k kept always hold), so the vocabulary is read once.
+  if (candidates_.empty()) return 0;  // nothing above -inf
+  const Candidate top = *std::min_element(candidates_.begin(), candidates_.end(), Better);
+  const float max_logit = top.logit;
+  const TokenId best = top.id;
+  if (max_logit == std::numeric_limits<float>::infinity()) return best;
+
   double total = 0;  // softmax mass at temperature 1, relative to the best token
   for (Candidate& c : candidates_) {
     c.p = std::exp(c.logit - max_logit);
@@ -168,7 +177,7 @@ TokenId Sampler::Sample(std::span<const float> logits, std::span<const TokenId> 
   for (size_t i = candidates_.size(); i-- > 0;) {
     if (candidates_[i].p > 0) return candidates_[i].id;
   }
-  return static_cast<TokenId>(best);
+  return best;
 }
 
 Result<StopMatcher> StopMatcher::Create(std::vector<std::string> stops) {

@@ -223,6 +223,11 @@ TEST(SamplerTest, NonFiniteLogits) {
   auto s = Make(Plain(1), 3);
   EXPECT_EQ(s.Sample(std::vector<float>{-inf, -inf, -inf}, {}), 0);
   EXPECT_EQ(Support(Histogram(s, std::vector<float>{-inf, 0.0f, -inf}, 200)), (std::set<TokenId>{1}));
+  // Sampled as greedy: an infinite logit is taken (the first of them), and
+  // nothing above -inf gives token 0.
+  auto t = Make(Plain(1), 4);
+  EXPECT_EQ(Support(Histogram(t, std::vector<float>{1.0f, inf, 0.5f, inf}, 50)), (std::set<TokenId>{1}));
+  EXPECT_EQ(t.Sample(std::vector<float>{std::nanf(""), -inf, std::nanf(""), -inf}, {}), 0);
 }
 
 TEST(SamplerTest, ValidationNamesTheField) {
