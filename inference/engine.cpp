@@ -84,6 +84,11 @@ Status Engine::Forward(std::span<SequenceStep> steps) {
   return model_->Forward(steps, pool_.get());
 }
 
+void Engine::RunOnThreads(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn) {
+  std::lock_guard<std::mutex> lock(forward_lock_->mu);
+  pool_->RunDynamic(n, 1, fn);
+}
+
 Result<std::unique_ptr<Generation>> Engine::Start(const GenerationRequest& request) {
   auto sequence = Sequence::Create(request, *tokenizer_, context_length_);
   if (!sequence.ok()) return sequence.status();

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -148,6 +149,9 @@ class Engine {
   Engine() = default;
   // One forward step of the model, serialized with every other caller's.
   Status Forward(std::span<SequenceStep> steps);
+  // fn(begin, end, thread) over [0, n) in chunks of one, on the model's
+  // threads (serialized with Forward, which uses them too).
+  void RunOnThreads(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn);
 
   std::unique_ptr<GgufFile> file_;
   std::unique_ptr<Model> model_;

@@ -48,6 +48,11 @@ struct Scheduler::Job {
   std::vector<DraftSource> draft_sources;
   NgramCounts ngrams;
   size_t counted = 0;
+  // What sampling a decode step's logits gave (Sample): the chunks in order,
+  // and why the sequence ended at the last one or what failed after it.
+  std::vector<GenerationChunk> sampled;
+  FinishReason sampled_reason = FinishReason::kNone;
+  Status sampled_status;
 };
 
 Scheduler::Scheduler(Engine& engine, SchedulerOptions options)
@@ -250,6 +255,14 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
   }
   // Steps of decode rows only (every row with logits) calibrate the draft plan.
   if (static_cast<int>(steps.size()) == n_decode) step_cost_.Record(n_tokens, step_ms);
+  // Sampling touches each job's own sequence only: the decode rows' tokens
+  // are chosen on the model's threads, then handed out here in order.
+  std::vector<Job*> sampling;
+  for (Job* job : in_step)
+    if (!job->prefill) sampling.push_back(job);
+  engine_.RunOnThreads(static_cast<int64_t>(sampling.size()), [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin; i < end; ++i) Sample(*sampling[i]);
+  });
   for (Job* job : in_step) {
     if (job->prefill)
       AfterPrefill(*job);
@@ -278,21 +291,32 @@ void Scheduler::AfterPrefill(Job& job) {
 
 // Row i of the logits follows fed[i]. Row 0 gives the next token; while it
 // equals draft token i the row after it is valid too.
-void Scheduler::AfterDecode(Job& job) {
+void Scheduler::Sample(Job& job) const {
   const int64_t n_vocab = engine_.model_->config().n_vocab;
-  const int64_t base = job.cache->n_past() - static_cast<int64_t>(job.fed.size());
-  size_t accepted = 0;
+  job.sampled.clear();
+  job.sampled_reason = FinishReason::kNone;
+  job.sampled_status = Status();
   for (size_t i = 0; i < job.fed.size(); ++i) {
-    FinishReason reason = FinishReason::kNone;
-    auto chunk = job.seq->Step(job.logits.subspan(i * n_vocab, n_vocab), &reason);
-    if (!chunk.ok()) return Fail(job, chunk.status());
-    Emit(job, *chunk);
-    if (reason != FinishReason::kNone) {
-      CountDrafts(job, accepted);
-      return End(job, reason);
+    auto chunk = job.seq->Step(job.logits.subspan(i * n_vocab, n_vocab), &job.sampled_reason);
+    if (!chunk.ok()) {
+      job.sampled_status = chunk.status();
+      return;
     }
-    if (i + 1 == job.fed.size() || chunk->id != job.fed[i + 1]) break;
-    ++accepted;
+    job.sampled.push_back(std::move(chunk).value());
+    if (job.sampled_reason != FinishReason::kNone) return;
+    if (i + 1 == job.fed.size() || job.sampled.back().id != job.fed[i + 1]) return;
+  }
+}
+
+// Every sampled token but the last was an accepted draft token.
+void Scheduler::AfterDecode(Job& job) {
+  const int64_t base = job.cache->n_past() - static_cast<int64_t>(job.fed.size());
+  for (const GenerationChunk& chunk : job.sampled) Emit(job, chunk);
+  if (!job.sampled_status.ok()) return Fail(job, job.sampled_status);
+  const size_t accepted = job.sampled.size() - 1;
+  if (job.sampled_reason != FinishReason::kNone) {
+    CountDrafts(job, accepted);
+    return End(job, job.sampled_reason);
   }
   // Keep the positions of the last token and the accepted drafts only.
   job.cache->Rewind(base + 1 + static_cast<int64_t>(accepted));

@@ -103,6 +103,7 @@ class Scheduler {
   void Admit(std::vector<std::unique_ptr<Job>>& active);
   void RunStep(std::vector<std::unique_ptr<Job>>& active);
   void AfterPrefill(Job& job);
+  void Sample(Job& job) const;  // a decode step's tokens, into job.sampled; any thread
   void AfterDecode(Job& job);
   std::span<const TokenId> CountNgrams(Job& job);  // brings the job's n-gram counts up to date; its tokens
   void CountDrafts(Job& job, size_t accepted);     // into the job's stats and the gauges
@@ -114,9 +115,9 @@ class Scheduler {
 
   Engine& engine_;
   SchedulerOptions options_;
-  PrefixCache prefix_;       // loop thread only
-  StepCostModel step_cost_;  // loop thread only: what a decode row costs, for the draft plan
-  SharedPhrasing shared_;    // loop thread only: earlier answers' common phrasing, for drafts
+  PrefixCache prefix_;          // loop thread only
+  StepCostModel step_cost_;     // loop thread only: what a decode row costs, for the draft plan
+  SharedPhrasing shared_;       // loop thread only: earlier answers' common phrasing, for drafts
   DraftAcceptance acceptance_;  // loop thread only: what each source's draft tokens are worth
 
   mutable std::mutex mu_;
