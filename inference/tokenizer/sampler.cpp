@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 
 #include "inference/kernels/kernels.h"
 
@@ -57,74 +56,98 @@ Sampler::Sampler(const SamplingOptions& options, int vocab_size)
 
 double Sampler::Uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
 
+// The penalties on the last repeat_last_n tokens of the history, then the
+// bias, as changed logits sorted by id: the vocabulary itself is not copied.
+void Sampler::ChangeLogits(const float* logits, size_t n, std::span<const TokenId> history) {
+  const SamplingOptions& o = options_;
+  changed_.clear();
+  const size_t window =
+      o.repeat_last_n < 0 ? history.size() : std::min(history.size(), static_cast<size_t>(o.repeat_last_n));
+  if (window > 0 && (o.repeat_penalty != 1.0f || o.presence_penalty != 0.0f || o.frequency_penalty != 0.0f)) {
+    recent_.clear();
+    for (TokenId id : history.subspan(history.size() - window)) {
+      if (id >= 0 && static_cast<size_t>(id) < n) recent_.push_back(id);
+    }
+    std::sort(recent_.begin(), recent_.end());
+    for (size_t i = 0; i < recent_.size();) {
+      const TokenId id = recent_[i];
+      size_t count = 0;
+      for (; i < recent_.size() && recent_[i] == id; ++i) ++count;
+      float x = logits[id];
+      x = x > 0 ? x / o.repeat_penalty : x * o.repeat_penalty;
+      x -= static_cast<float>(count) * o.frequency_penalty + o.presence_penalty;
+      changed_.push_back({id, x});
+    }
+  }
+  for (const auto& [id, bias] : o.logit_bias) {
+    if (static_cast<size_t>(id) >= n) continue;
+    auto at = std::lower_bound(changed_.begin(), changed_.end(), id,
+                               [](const Changed& c, TokenId v) { return c.id < v; });
+    if (at == changed_.end() || at->id != id) at = changed_.insert(at, {id, logits[id]});
+    at->logit += bias;
+  }
+}
+
+// top-k: the k best, in no particular order, with a k-sized heap whose front
+// is the worst kept (one pass, no copy of the vocabulary). Once the heap is
+// full only a logit >= the front's can enter: a vector scan skips to the next
+// one, and stops at each changed logit to offer its new value instead.
+void Sampler::KeepBest(const float* l, size_t n, size_t k) {
+  candidates_.clear();
+  const Changed* next = changed_.data();
+  const Changed* const last = next + changed_.size();
+  size_t i = 0;
+  for (; i < n && candidates_.size() < k; ++i) {
+    float v = l[i];
+    if (next != last && static_cast<size_t>(next->id) == i) v = (next++)->logit;
+    if (!(v > kNegInf)) continue;
+    candidates_.push_back({v, static_cast<TokenId>(i), 0.0f});
+    if (k < n) std::push_heap(candidates_.begin(), candidates_.end(), Better);
+  }
+  if (k == n || candidates_.size() < k) return;
+  auto offer = [&](int64_t j, float v) {
+    const Candidate c{v, static_cast<TokenId>(j), 0.0f};
+    if (!Better(c, candidates_.front())) return;
+    std::pop_heap(candidates_.begin(), candidates_.end(), Better);
+    candidates_.back() = c;
+    std::push_heap(candidates_.begin(), candidates_.end(), Better);
+  };
+  const auto end = static_cast<int64_t>(n);
+  for (auto begin = static_cast<int64_t>(i);;) {
+    const int64_t stop = next != last ? next->id : end;
+    for (int64_t j = FindAtLeast(l, begin, stop, candidates_.front().logit); j < stop;
+         j = FindAtLeast(l, j + 1, stop, candidates_.front().logit))
+      offer(j, l[j]);
+    if (stop == end) return;
+    offer(stop, (next++)->logit);
+    begin = stop + 1;
+  }
+}
+
 TokenId Sampler::Sample(std::span<const float> logits, std::span<const TokenId> history) {
   const SamplingOptions& o = options_;
   const size_t n = std::min(logits.size(), static_cast<size_t>(vocab_size_));
   if (n == 0) return 0;
-
-  // Penalties on the last repeat_last_n tokens of the history, then the bias;
-  // the logits are copied only when one of them applies.
-  const size_t window =
-      o.repeat_last_n < 0 ? history.size() : std::min(history.size(), static_cast<size_t>(o.repeat_last_n));
-  const bool penalise =
-      window > 0 && (o.repeat_penalty != 1.0f || o.presence_penalty != 0.0f || o.frequency_penalty != 0.0f);
   const float* l = logits.data();
-  if (penalise || !o.logit_bias.empty()) {
-    scratch_.assign(logits.begin(), logits.begin() + n);
-    if (penalise) {
-      std::unordered_map<TokenId, int> counts;
-      for (TokenId id : history.subspan(history.size() - window)) {
-        if (id >= 0 && static_cast<size_t>(id) < n) ++counts[id];
-      }
-      for (const auto& [id, count] : counts) {
-        float& x = scratch_[id];
-        x = x > 0 ? x / o.repeat_penalty : x * o.repeat_penalty;
-        x -= static_cast<float>(count) * o.frequency_penalty + o.presence_penalty;
-      }
-    }
-    for (const auto& [id, bias] : o.logit_bias) {
-      if (static_cast<size_t>(id) < n) scratch_[id] += bias;
-    }
-    l = scratch_.data();
-  }
+  ChangeLogits(l, n, history);
 
-  // Greedy: the argmax (vectorized, the whole vocabulary every token; NaN is
-  // skipped, 0 when nothing is above -inf).
-  if (o.temperature == 0.0f) {
+  // Greedy: the argmax (NaN skipped, 0 when nothing is above -inf): vectorized
+  // over the vocabulary, or the best one kept where logits changed.
+  if (o.temperature == 0.0f && changed_.empty()) {
     float max_logit;
     return static_cast<TokenId>(Argmax(l, static_cast<int64_t>(n), &max_logit));
   }
-
-  // top-k: the k best, in no particular order, with a k-sized heap whose
-  // front is the worst kept (one pass, no copy of the vocabulary). Once the
-  // heap is full only a logit >= the front's can enter: a vector scan skips
-  // to the next one.
-  candidates_.clear();
-  const size_t k = o.top_k > 0 && static_cast<size_t>(o.top_k) < n ? static_cast<size_t>(o.top_k) : n;
-  size_t i = 0;
-  for (; i < n && candidates_.size() < k; ++i) {
-    if (!(l[i] > kNegInf)) continue;
-    candidates_.push_back({l[i], static_cast<TokenId>(i), 0.0f});
-    if (k < n) std::push_heap(candidates_.begin(), candidates_.end(), Better);
-  }
-  if (k < n && candidates_.size() == k) {
-    const auto end = static_cast<int64_t>(n);
-    for (int64_t j = FindAtLeast(l, i, end, candidates_.front().logit); j < end;
-         j = FindAtLeast(l, j + 1, end, candidates_.front().logit)) {
-      const Candidate c{l[j], static_cast<TokenId>(j), 0.0f};
-      if (!Better(c, candidates_.front())) continue;
-      std::pop_heap(candidates_.begin(), candidates_.end(), Better);
-      candidates_.back() = c;
-      std::push_heap(candidates_.begin(), candidates_.end(), Better);
-    }
-  }
+  const size_t k = o.temperature == 0.0f                             ? 1
+                   : o.top_k > 0 && static_cast<size_t>(o.top_k) < n ? static_cast<size_t>(o.top_k)
+                                                                     : n;
+  KeepBest(l, n, k);
   // The best candidate is the argmax (the first of the highest logits, which
   // the k kept always hold), so the vocabulary is read once.
   if (candidates_.empty()) return 0;  // nothing above -inf
   const Candidate top = *std::min_element(candidates_.begin(), candidates_.end(), Better);
   const float max_logit = top.logit;
   const TokenId best = top.id;
-  if (max_logit == std::numeric_limits<float>::infinity()) return best;
+  if (o.temperature == 0.0f || max_logit == std::numeric_limits<float>::infinity()) return best;
 
   double total = 0;  // softmax mass at temperature 1, relative to the best token
   for (Candidate& c : candidates_) {

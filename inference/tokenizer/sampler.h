@@ -63,11 +63,20 @@ class Sampler {
  private:
   Sampler(const SamplingOptions& options, int vocab_size);
   double Uniform();  // in [0, 1)
+  // A logit the penalties or the bias changed: the value to use instead.
+  struct Changed {
+    TokenId id;
+    float logit;
+  };
+  void ChangeLogits(const float* logits, size_t n, std::span<const TokenId> history);
+  // candidates_ = the k best of the n logits with changed_ in their place.
+  void KeepBest(const float* logits, size_t n, size_t k);
 
   SamplingOptions options_;
   int vocab_size_;
   std::mt19937_64 rng_;
-  std::vector<float> scratch_;  // penalised logits
+  std::vector<Changed> changed_;  // by id
+  std::vector<TokenId> recent_;   // the penalties' window, sorted
   std::vector<Candidate> candidates_;
 };
 

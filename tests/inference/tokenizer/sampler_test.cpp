@@ -201,6 +201,52 @@ TEST(SamplerTest, PresenceAndFrequencyPenalties) {
   EXPECT_EQ(frequency.Sample(std::vector<float>{2.0f, 1.5f, 1.2f}, Ids{1}), 0);
 }
 
+// Penalties and bias are applied without copying the vocabulary: a sampler
+// with them draws exactly the tokens that one without them (same seed) draws
+// from the logits changed by hand, greedy or not, truncated or not, over a
+// large vocabulary with ties and changed logits that rise into the top k.
+TEST(SamplerTest, PenaltiesEqualTheChangedLogits) {
+  constexpr int kVocab = 5000;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::uniform_int_distribution<TokenId> pick(0, kVocab - 1);
+  for (const float temperature : {0.0f, 0.8f}) {
+    for (const int top_k : {0, 1, 40}) {
+      SamplingOptions o = Plain(temperature, 11);
+      o.top_k = top_k;
+      o.top_p = 0.95f;
+      o.repeat_penalty = 1.3f;
+      o.presence_penalty = -1.5f;  // recent tokens can rise
+      o.frequency_penalty = 0.25f;
+      o.repeat_last_n = 48;
+      o.logit_bias = {{pick(rng), 8.0f}, {pick(rng), -100.0f}, {kVocab - 1, 3.0f}};
+      SamplingOptions plain = o;
+      plain.repeat_penalty = 1;
+      plain.presence_penalty = plain.frequency_penalty = 0;
+      plain.logit_bias.clear();
+      auto with = Make(o, kVocab);
+      auto without = Make(plain, kVocab);
+      for (int draw = 0; draw < 40; ++draw) {
+        std::vector<float> logits(kVocab);
+        for (float& x : logits) x = std::round(normal(rng) * 4) / 4;  // many ties
+        Ids history;
+        for (int i = 0; i < 64; ++i) history.push_back(i % 3 == 0 && i > 0 ? history.back() : pick(rng));
+        std::vector<float> changed = logits;
+        std::map<TokenId, int> counts;
+        for (size_t i = history.size() - 48; i < history.size(); ++i) ++counts[history[i]];
+        for (const auto& [id, count] : counts) {
+          float& x = changed[id];
+          x = x > 0 ? x / o.repeat_penalty : x * o.repeat_penalty;
+          x -= static_cast<float>(count) * o.frequency_penalty + o.presence_penalty;
+        }
+        for (const auto& [id, bias] : o.logit_bias) changed[id] += bias;
+        EXPECT_EQ(with.Sample(logits, history), without.Sample(changed, {}))
+            << "temperature " << temperature << " top_k " << top_k << " draw " << draw;
+      }
+    }
+  }
+}
+
 TEST(SamplerTest, LogitBias) {
   SamplingOptions o = Plain(0);
   o.logit_bias = {{3, 5.0f}};
