@@ -7,11 +7,11 @@
 // 4l..4l+3 of the chunk, minus 32 * (bsum[2l]*sc[2l] + bsum[2l+1]*sc[2l+1]).
 // Here one zmm holds lane l of the 16 panel rows. A chunk's 4 values of the
 // 16 rows (64 bytes, put together from the packed block's nibbles and top
-// bits) go through vpmaddubsw with the 4
-// broadcast activation values, then vpdpwssd with the rows' scales (both
-// int16 halves of a row's dword hold its sc), which adds sc * (the 4
-// products) to the lane; the offset is one more vpdpwssd of the rows'
-// (-32*sc[2l], -32*sc[2l+1]) pairs with the broadcast (bsum[2l], bsum[2l+1]).
+// bits) go through vpmaddubsw with the 4 broadcast activation values, then
+// vpdpwssd with the rows' scales (both int16 halves of a row's dword hold its
+// sc), which adds sc * (the 4 products) to the lane; the offset is one more
+// vpdpwssd of the rows' (-32*sc[2l], -32*sc[2l+1]) pairs with the broadcast
+// (bsum[2l], bsum[2l+1]).
 // The integers are exact, so their order is free; the float steps are the
 // row kernel's: acc_l = fma(float(lane_l), d_a*d_w, acc_l) over the
 // super-blocks, the lanes summed as ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)).
@@ -39,8 +39,10 @@ struct Q6PanelScales {
   static constexpr int kVectors = 16 + 8;  // per super-block
   std::vector<int32_t> v;                  // [n_super][kVectors][16 rows]
 
+  int32_t* scale(int64_t b, int j) { return v.data() + (b * kVectors + j) * 16; }
+  int32_t* offset(int64_t b, int l) { return scale(b, 16 + l); }
   const int32_t* scale(int64_t b, int j) const { return v.data() + (b * kVectors + j) * 16; }
-  const int32_t* offset(int64_t b, int l) const { return v.data() + (b * kVectors + 16 + l) * 16; }
+  const int32_t* offset(int64_t b, int l) const { return scale(b, 16 + l); }
 };
 
 inline void ExpandQ6Scales(const PackedWeight& pw, int64_t panel, Q6PanelScales* s) {
@@ -52,11 +54,11 @@ inline void ExpandQ6Scales(const PackedWeight& pw, int64_t panel, Q6PanelScales*
     for (int j = 0; j < 16; ++j) {
       const __m512i x = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + 16 * j)));
       dup[j] = _mm512_or_si512(_mm512_slli_epi32(x, 16), _mm512_and_si512(x, low16));
-      _mm512_storeu_si512(const_cast<int32_t*>(s->scale(b, j)), dup[j]);
+      _mm512_storeu_si512(s->scale(b, j), dup[j]);
     }
     for (int l = 0; l < 8; ++l) {
       const __m512i pair = _mm512_mask_blend_epi16(0xAAAAAAAA, dup[2 * l], dup[2 * l + 1]);
-      _mm512_storeu_si512(const_cast<int32_t*>(s->offset(b, l)), _mm512_mullo_epi16(pair, minus32));
+      _mm512_storeu_si512(s->offset(b, l), _mm512_mullo_epi16(pair, minus32));
     }
   }
 }
