@@ -95,12 +95,12 @@ using PackReleaseFn = std::function<void(const uint8_t* begin, const uint8_t* en
 using PackedWeightPtr = std::unique_ptr<kernels::PackedWeight, kernels::PackedWeightDeleter>;
 
 // w re-laid out, once at load, for the active kernels' products, or null
-// where they read w's GGUF blocks as they are. On AVX-512 VNNI: Q8_0, Q5_0
-// and Q4_K as 16-row panels (about the size of the blocks), so that no
-// product repacks them per step (the tied output matrix and the layer
-// matrices of Gemma 3 but its Q6_K ones: see bench_kernels --batch). The result must outlive every view
-// pointing to it; products are bitwise those of the GGUF layout (in the
-// order kLlamaCpp; see SumOrder).
+// where they read w's GGUF blocks as they are. On AVX-512 VNNI: Q8_0, Q5_0,
+// Q4_K and Q6_K as 16-row panels (about the size of the blocks), so that no
+// product repacks them per step (the tied output matrix and every layer
+// matrix of Gemma 3: see bench_kernels --batch). The result must outlive
+// every view pointing to it; products are bitwise those of the GGUF layout
+// (in the order kLlamaCpp; see SumOrder).
 PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release = {});
 
 // y[i][o] = sum_k x[i][k] * W[o][k] for i < m: x is m rows of n_in floats,
@@ -114,7 +114,7 @@ PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release = {
 // Q4_0 in the Q5_0 order); the other types use ragd's own order. Q4_0, Q5_0,
 // Q8_0 and Q6_K use tiles of weight rows x activation rows for every m (on
 // AVX-512, Q4_0/Q5_0/Q8_0 batches of 32 or more rows repack 16-row panels,
-// and packed Q8_0/Q5_0/Q4_K weights are read in their panels for every m);
+// and packed Q8_0/Q5_0/Q4_K/Q6_K weights are read in their panels for every m);
 // the other K/legacy types stream weight rows for small m and repack panels
 // of 16 (8 on AVX2) weight rows for larger m. Row i of y depends only on row i of x
 // and on w: it is bitwise the same whatever m, the other rows, the pool or

@@ -49,6 +49,25 @@ NibbleSpot Q4KSpotOf(int v, int r) {
   return {static_cast<size_t>(64 * (8 * c + t) + 4 * r + in % 4), in < 32 ? 0 : 4};
 }
 
+// Where value v (< 256) of panel row r sits in a packed Q6_K super-block:
+// the byte of its low 4 bits and their shift, the byte of its top 2 bits and
+// their shift.
+struct Q6KSpot {
+  size_t low;
+  int low_shift;
+  size_t high;
+  int high_shift;
+};
+Q6KSpot Q6KSpotOf(int v, int r) {
+  const int k = v / 32, l = v % 32 / 4, at = 4 * r + v % 4;
+  return {PackedQ6K::kLane * l + 64 * (k % 4) + at, 4 * (k / 4),
+          PackedQ6K::kLane * l + PackedQ6K::kHigh + 64 * (k % 2) + at, 2 * (k / 2)};
+}
+
+// Whether a packed type's blocks are 256-value super-blocks, each packed
+// whole (scales included) in its panel block.
+bool InSuperBlocks(GgmlType t) { return t == GgmlType::kQ4_K || t == GgmlType::kQ6_K; }
+
 // Row r of a panel from GGUF Q4_K row `row` (n_super super-blocks).
 void PackQ4KRow(const uint8_t* row, int64_t n_super, int r, PackedWeight* out, int64_t panel) {
   const auto* blocks = reinterpret_cast<const BlockQ4_K*>(row);
@@ -77,7 +96,7 @@ void PackQ6KRow(const uint8_t* row, int64_t n_super, int r, PackedWeight* out, i
     uint8_t v[kQKK];
     UnpackQ6K(blk, v);
     for (int j = 0; j < kQKK; ++j) {
-      const PackedQ6K::Spot s = PackedQ6K::SpotOf(j, r);
+      const Q6KSpot s = Q6KSpotOf(j, r);
       q[s.low] |= static_cast<uint8_t>((v[j] & 15) << s.low_shift);
       q[s.high] |= static_cast<uint8_t>((v[j] >> 4) << s.high_shift);
     }
@@ -96,7 +115,7 @@ void DequantizePackedSuper(const PackedWeight& p, int64_t panel, int r, int64_t 
     std::memcpy(&d, q + PackedQ6K::kD + 4 * r, 4);
     for (int v = 0; v < kQKK; ++v) {
       const auto sc = static_cast<int8_t>(q[PackedQ6K::kScales + 16 * (v / 16) + r]);
-      const PackedQ6K::Spot s = PackedQ6K::SpotOf(v, r);
+      const Q6KSpot s = Q6KSpotOf(v, r);
       const int u = ((q[s.low] >> s.low_shift) & 15) | ((q[s.high] >> s.high_shift) & 3) << 4;
       out[v] = d * sc * (u - 32);
     }
@@ -119,7 +138,7 @@ void DequantizePackedSuper(const PackedWeight& p, int64_t panel, int r, int64_t 
 void PackedWeightDeleter::operator()(PackedWeight* p) const { delete p; }
 
 void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {
-  const bool k_quant = w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ6_K;
+  const bool k_quant = InSuperBlocks(w.type);
   assert(HasPackedPanels(w.type) && w.n_in % (k_quant ? kQKK : kQK) == 0);
   const bool q8 = w.type == GgmlType::kQ8_0;
   const int64_t nb = w.n_in / (k_quant ? kQKK : kQK);
@@ -177,7 +196,7 @@ void PackPanels(const WeightView& w, const PackReleaseFn& release, PackedWeight*
 void DequantizePackedRow(const PackedWeight& p, int64_t row, int64_t n_in, float* out) {
   const int64_t panel = row / kPackedPanelRows;
   const int r = static_cast<int>(row % kPackedPanelRows);
-  if (p.type == GgmlType::kQ4_K || p.type == GgmlType::kQ6_K) {
+  if (InSuperBlocks(p.type)) {
     for (int64_t b = 0; b < n_in / kQKK; ++b) DequantizePackedSuper(p, panel, r, b, out + kQKK * b);
     return;
   }

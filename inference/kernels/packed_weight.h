@@ -85,20 +85,6 @@ struct PackedQ4K {
 // Where the parts of a packed Q6_K super-block lie (see above).
 struct PackedQ6K {
   static constexpr size_t kLane = 384, kHigh = 256, kScales = 3072, kD = 3328, kBytes = 3392;
-
-  // Where value v (< 256) of panel row r sits: the byte of its low 4 bits,
-  // their shift there, the byte of its top 2 bits and their shift.
-  struct Spot {
-    size_t low;
-    int low_shift;
-    size_t high;
-    int high_shift;
-  };
-  static constexpr Spot SpotOf(int v, int r) {
-    const int k = v / 32, l = v % 32 / 4, at = 4 * r + v % 4;
-    return {static_cast<size_t>(kLane * l + 64 * (k % 4) + at), 4 * (k / 4),
-            static_cast<size_t>(kLane * l + kHigh + 64 * (k % 2) + at), 2 * (k / 2)};
-  }
 };
 
 // Whether PackPanels takes weights of this type.
