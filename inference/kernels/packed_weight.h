@@ -47,6 +47,7 @@
 #include <functional>
 #include <vector>
 
+#include "common/huge_pages.h"
 #include "inference/kernels/kernels.h"
 
 namespace ragd::inference::kernels {
@@ -65,7 +66,7 @@ struct PackedWeight {
   int64_t n_blocks = 0;    // blocks per row (K-quants: 256-value super-blocks)
   size_t block_bytes = 0;  // quants of one block of a panel (K-quants: all of it)
   size_t panel_bytes = 0;
-  std::vector<CacheLine> lines;
+  std::vector<CacheLine, HugePageAllocator<CacheLine>> lines;  // in huge pages from 2 MiB on
 
   const uint8_t* panel(int64_t p) const {
     return reinterpret_cast<const uint8_t*>(lines.data()) + static_cast<size_t>(p) * panel_bytes;
