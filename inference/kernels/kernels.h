@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <string>
 
@@ -100,8 +101,11 @@ using PackedWeightPtr = std::unique_ptr<kernels::PackedWeight, kernels::PackedWe
 // product repacks them per step (the tied output matrix and every layer
 // matrix of Gemma 3: see bench_kernels --batch). The result must outlive
 // every view pointing to it; products are bitwise those of the GGUF layout
-// (in the order kLlamaCpp; see SumOrder).
-PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release = {});
+// (in the order kLlamaCpp; see SumOrder). The packed bytes come from
+// `memory` (null: HugePageResource(), common/huge_pages.h), which must
+// outlive the result.
+PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release = {},
+                           std::pmr::memory_resource* memory = nullptr);
 
 // y[i][o] = sum_k x[i][k] * W[o][k] for i < m: x is m rows of n_in floats,
 // y is m rows of n_out floats (row-major), y must not alias x. `pool` may be

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "common/huge_pages.h"
 #include "inference/kernels/kernel_set.h"
 
 namespace ragd::inference {
@@ -181,10 +182,11 @@ void MatMulShared(std::span<const MatMulTarget> targets, const float* x, int64_t
   kernels::MatMulSharedWith(kernels::ActiveKernels(), targets, x, m, pool);
 }
 
-PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release) {
+PackedWeightPtr PackWeight(const WeightView& w, const PackReleaseFn& release,
+                           std::pmr::memory_resource* memory) {
   const kernels::KernelSet& ks = kernels::ActiveKernels();
   if (ks.pack == nullptr || w.packed != nullptr) return nullptr;
-  PackedWeightPtr p(new kernels::PackedWeight);
+  PackedWeightPtr p(new kernels::PackedWeight(memory != nullptr ? memory : HugePageResource()));
   if (!ks.pack(w, release, p.get())) return nullptr;
   p->kernels = &ks;
   return p;

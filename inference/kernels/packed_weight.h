@@ -45,9 +45,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory_resource>
 #include <vector>
 
-#include "common/huge_pages.h"
 #include "inference/kernels/kernels.h"
 
 namespace ragd::inference::kernels {
@@ -61,12 +61,14 @@ struct alignas(64) CacheLine {
 constexpr int64_t kPackedPanelRows = 16;
 
 struct PackedWeight {
+  explicit PackedWeight(std::pmr::memory_resource* memory) : lines(memory) {}
+
   const KernelSet* kernels = nullptr;  // the set whose mul_rows reads it
   GgmlType type = GgmlType::kQ8_0;
   int64_t n_blocks = 0;    // blocks per row (K-quants: 256-value super-blocks)
   size_t block_bytes = 0;  // quants of one block of a panel (K-quants: all of it)
   size_t panel_bytes = 0;
-  std::vector<CacheLine, HugePageAllocator<CacheLine>> lines;  // in huge pages from 2 MiB on
+  std::pmr::vector<CacheLine> lines;  // from the memory PackWeight was given
 
   const uint8_t* panel(int64_t p) const {
     return reinterpret_cast<const uint8_t*>(lines.data()) + static_cast<size_t>(p) * panel_bytes;

@@ -12,9 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
+#include "common/huge_pages.h"
 #include "inference/gguf_names.h"
 #include "inference/models/architectures.h"
 #include "inference/models/attention.h"
@@ -111,12 +114,16 @@ class Gemma3Model final : public Model {
   const float* output_norm_ = nullptr;
   std::vector<LayerWeights> layers_;
   Scratch s_;
+  // The packed weights' bytes: one arena in huge pages, so that the layer
+  // matrices (under 2 MiB each) share them too. Declared before packed_,
+  // which it must outlive.
+  std::unique_ptr<std::pmr::monotonic_buffer_resource> packed_memory_;
   std::vector<PackedWeightPtr> packed_;  // what the views' `packed` point to
 };
 
 void Gemma3Model::Pack(const GgufFile& file, WeightView* w) {
-  PackedWeightPtr p =
-      PackWeight(*w, [&](const uint8_t* begin, const uint8_t* end) { file.DropData(begin, end); });
+  PackedWeightPtr p = PackWeight(
+      *w, [&](const uint8_t* begin, const uint8_t* end) { file.DropData(begin, end); }, packed_memory_.get());
   if (p == nullptr) return;
   file.DropData(w->data, w->data + w->row_bytes * w->n_out);  // pages straddling the released ranges
   w->packed = p.get();
@@ -217,10 +224,16 @@ Status Gemma3Model::Load(const GgufFile& file) {
     RAGD_RETURN_IF_ERROR(mat(tensors::kFfnDown, c.n_ff, e, &lw.down));
     RAGD_RETURN_IF_ERROR(vec(tensors::kPostFfwNorm, e, &lw.post_ffw_norm));
   }
-  Pack(file, &token_embd_);
-  for (LayerWeights& lw : layers_) {
-    for (WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.gate, &lw.up, &lw.down}) Pack(file, w);
-  }
+  std::vector<WeightView*> matrices = {&token_embd_};
+  for (LayerWeights& lw : layers_)
+    matrices.insert(matrices.end(), {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.gate, &lw.up, &lw.down});
+  // Packed layouts are at most a few percent larger than the blocks (plus
+  // padding to cache lines); if they outgrow this, the arena takes more.
+  size_t gguf_bytes = 0;
+  for (const WeightView* w : matrices) gguf_bytes += w->row_bytes * w->n_out;
+  packed_memory_ = std::make_unique<std::pmr::monotonic_buffer_resource>(
+      gguf_bytes + gguf_bytes / 16 + kHugePageBytes, HugePageResource());
+  for (WeightView* w : matrices) Pack(file, w);
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <memory_resource>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,34 +29,43 @@ std::string VmFlagsOf(const void* p) {
   return "";
 }
 
+bool AdvisedForHugePages(const void* p) {
+  std::istringstream words(VmFlagsOf(p));
+  for (std::string w; words >> w;)
+    if (w == "hg") return true;
+  return false;
+}
+
 TEST(HugePagesTest, LargeArraysAreAlignedMappingsAdvisedForHugePages) {
   const size_t n = 5 * kHugePageBytes / 2;  // 5 MiB: not a whole number of huge pages
-  std::vector<uint8_t, HugePageAllocator<uint8_t>> big(n, 7);
+  std::pmr::vector<uint8_t> big(n, 7, HugePageResource());
   ASSERT_EQ(reinterpret_cast<uintptr_t>(big.data()) % kHugePageBytes, 0u);
   EXPECT_EQ(big.front(), 7);
   EXPECT_EQ(big.back(), 7);
-  for (const uint8_t* p : {big.data(), big.data() + n - 1}) {
-    const std::string flags = VmFlagsOf(p);
-    ASSERT_FALSE(flags.empty());
-    std::istringstream words(flags);
-    bool advised = false;
-    for (std::string w; words >> w;) advised = advised || w == "hg";
-    EXPECT_TRUE(advised) << flags;
-  }
+  for (const uint8_t* p : {big.data(), big.data() + n - 1})
+    EXPECT_TRUE(AdvisedForHugePages(p)) << VmFlagsOf(p);
   // The mapping ends where the array's last huge page does.
-  const uint8_t* past = big.data() + 3 * kHugePageBytes;
-  EXPECT_TRUE(VmFlagsOf(past).find(" hg") == std::string::npos);
+  EXPECT_FALSE(AdvisedForHugePages(big.data() + 3 * kHugePageBytes));
 }
 
 TEST(HugePagesTest, SmallArraysComeFromTheHeapWithTheirAlignment) {
   struct alignas(64) Line {
     uint8_t bytes[64];
   };
-  std::vector<Line, HugePageAllocator<Line>> small(3);
+  std::pmr::vector<Line> small(3, HugePageResource());
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % 64, 0u);
-  EXPECT_TRUE(VmFlagsOf(small.data()).find(" hg") == std::string::npos);
+  EXPECT_FALSE(AdvisedForHugePages(small.data()));
   small.resize(kHugePageBytes / sizeof(Line) + 1);  // moves into a mapping of its own
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % kHugePageBytes, 0u);
+}
+
+TEST(HugePagesTest, SmallArraysShareHugePagesThroughAnArena) {
+  // How a model's layer matrices (each under 2 MiB) get huge pages.
+  std::pmr::monotonic_buffer_resource arena(3 * kHugePageBytes, HugePageResource());
+  std::pmr::vector<uint8_t> a(kHugePageBytes / 4, 1, &arena), b(kHugePageBytes, 2, &arena);
+  EXPECT_TRUE(AdvisedForHugePages(a.data()));
+  EXPECT_TRUE(AdvisedForHugePages(b.data() + b.size() - 1));
+  EXPECT_EQ(a.back() + b.back(), 3);
 }
 
 }  // namespace
