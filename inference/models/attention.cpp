@@ -25,13 +25,6 @@ constexpr int64_t kItemsPerThread = 2;
 constexpr int64_t kKeysPerPiece = 128;
 constexpr int64_t kDimsPerPiece = 128;
 
-// Visible keys beyond which a lone token streams its value rows in before
-// the weighted sum: the sum walks rows 64 positions apart, which the
-// prefetchers do not follow far; one sequential pass first costs more than it
-// saves at a sliding window's 512 keys and about breaks even at 900, and
-// halves the sum's time at 2048 (bench_kernels --attention, cold rows).
-constexpr int64_t kStreamKeys = 1024;
-
 // One work item: a query token of one sequence, one kv head, and up to
 // kHeadsPerItem of the query heads that share it.
 struct Item {
@@ -89,9 +82,17 @@ class Items {
 };
 
 // Whether the item streams its value rows in (StreamRowsF16) before its
-// weighted sum: its step's first token does when later tokens of the step
-// will find the rows cached, or when its keys are many.
-bool StreamsValues(const Item& it) { return it.i == 0 && (it.seq->n > 1 || it.n_keys > kStreamKeys); }
+// weighted sum: its step's first token does (later tokens of the step find
+// the rows cached). The sum walks rows 64 positions apart, which the
+// prefetchers do not follow far, and a decode step's rows are cold: the
+// weights and the other sequences' caches pass through the last-level cache
+// between two steps. Cold rows, bench_kernels --attention on an AMD EPYC
+// (Zen 5): 512 keys (a sliding window) 31.6 -> 13.6 us, 900 keys 59 -> 40
+// us; warm rows lose 1.5-2 us to the extra pass. (On the Xeon of earlier
+// measurements the walk alone was a little faster at 512 keys: streaming
+// then paid only past ~1000 keys. bench_batch here, 8 sequences at 900
+// positions, 6 runs alternated: 15.2 -> 12.5 ms per step.)
+bool StreamsValues(const Item& it) { return it.i == 0; }
 
 // Pointers to the K (or V) rows of positions it.lo + j0 .. it.lo + j1 - 1,
 // `offset` values into the item's kv head: from the cache before the step's
