@@ -197,9 +197,12 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   static constexpr BlockSumFn kBlockSumTiles[kBlockSumCols] = {
       BlockSumPanelTile<1>, BlockSumPanelTile<2>, BlockSumPanelTile<3>, BlockSumPanelTile<4>,
       BlockSumPanelTile<5>, BlockSumPanelTile<6>, BlockSumPanelTile<7>, BlockSumPanelTile<8>};
-  // Block sums: the rows in tiles as even as kBlockSumCols allows (10: 5 + 5).
-  const int64_t n_tiles =
-      kBlockSums ? (m + kBlockSumCols - 1) / kBlockSumCols : (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
+  // Block sums: the rows in tiles as even as kBlockSumCols allows (10: 5 + 5),
+  // but three rows as 1 + 2: a tile of three took longer than one of four on
+  // an AMD EPYC (Zen 5; bench_kernels --batch, the output matrix at m = 3
+  // 4.9 ms, m = 4 4.2, as 1 + 2 3.9). A row's sums do not depend on its tile.
+  const int64_t n_tiles = kBlockSums ? (m == 3 ? 2 : (m + kBlockSumCols - 1) / kBlockSumCols)
+                                     : (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
   // The panel after next streams in over the first few tiles (a slice each):
   // with many tiles (a prompt) the others need not check.
   const int64_t pf_tiles = n_tiles < 4 ? n_tiles : 4;
