@@ -62,7 +62,7 @@ NgramCounts::Guess NgramCounts::Predict(std::span<const TokenId> before, int min
     for (const Follower& f : it->second)
       if (best == nullptr || f.count > best->count || (f.count == best->count && f.last > best->last))
         best = &f;
-    if (best->count >= min_count) return {best->token, n};
+    if (best->count >= min_count) return {best->token, n, best->count, it->second.size() == 1};
   }
   return {};
 }
@@ -113,14 +113,15 @@ void ProposeDraft(std::span<const TokenId> history, const NgramCounts& own, cons
     }
     if (g.token < 0) break;
     draft->push_back(g.token);
-    sources->push_back({from_shared, g.n});
+    sources->push_back({from_shared, g.n, g.unique, g.count >= 2});
     tail.push_back(g.token);
     if (tail.size() > keep) tail.erase(tail.begin());
   }
 }
 
 DraftAcceptance::Counts& DraftAcceptance::Class(const DraftSource& s) {
-  return counts_[(s.shared ? kLongMatch : 0) + std::clamp(s.n, 1, kLongMatch) - 1];
+  const int n = std::clamp(s.n, 1, kLongMatch) - 1;
+  return counts_[((s.shared ? kLongMatch : 0) + n) * 4 + (s.unique ? 2 : 0) + (s.repeated ? 1 : 0)];
 }
 
 void DraftAcceptance::Record(std::span<const DraftSource> sources, int accepted) {

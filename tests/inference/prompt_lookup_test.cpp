@@ -119,12 +119,13 @@ TEST(SharedPhrasing, DraftsOnlyWhatTwoAnswersUsedAndForgetsTheOldest) {
 
 TEST(DraftAcceptance, LearnsEachSourceOnItsOwn) {
   DraftAcceptance a;
-  const DraftSource own3{false, 3}, own1{false, 1}, shared1{true, 1}, shared2{true, 2};
-  EXPECT_DOUBLE_EQ(a.chance(own3), 0.5);  // the prior
-  const std::vector<DraftSource> long_run(3, own3);
+  const DraftSource own4{false, 4}, own1{false, 1}, shared1{true, 1}, shared2{true, 2};
+  EXPECT_DOUBLE_EQ(a.chance(own4), 0.5);  // the prior
+  const std::vector<DraftSource> long_run(3, own4);
   for (int i = 0; i < 20; ++i) a.Record(long_run, 3);
-  EXPECT_GT(a.chance(own3), 0.9);
-  EXPECT_GT(a.chance({false, 6}), 0.9);  // long contexts share a class
+  EXPECT_GT(a.chance(own4), 0.9);
+  EXPECT_GT(a.chance({false, 6}), 0.9);         // long contexts share a class
+  EXPECT_DOUBLE_EQ(a.chance({false, 3}), 0.5);  // a shorter one does not
   for (int i = 0; i < 30; ++i) a.Record(std::vector<DraftSource>{shared1}, 0);
   EXPECT_LT(a.chance(shared1), 0.1);
   EXPECT_DOUBLE_EQ(a.chance(own1), 0.5);
@@ -132,6 +133,37 @@ TEST(DraftAcceptance, LearnsEachSourceOnItsOwn) {
   a.Record(std::vector<DraftSource>{own1, shared2}, 0);
   EXPECT_DOUBLE_EQ(a.chance(shared2), 0.5);
   EXPECT_LT(a.chance(own1), 0.5);
+}
+
+TEST(DraftAcceptance, TellsAContextsOnlyOrRepeatedFollowerFromOnePickedAmongSeveral) {
+  DraftAcceptance a;
+  const DraftSource among{false, 2, false, false}, only{false, 2, true, false}, twice{false, 2, false, true};
+  for (int i = 0; i < 30; ++i) {
+    a.Record(std::vector<DraftSource>{among}, 0);
+    a.Record(std::vector<DraftSource>{only}, 1);
+  }
+  EXPECT_LT(a.chance(among), 0.1);
+  EXPECT_GT(a.chance(only), 0.9);
+  EXPECT_DOUBLE_EQ(a.chance(twice), 0.5);
+  EXPECT_DOUBLE_EQ(a.chance({false, 2, true, true}), 0.5);
+}
+
+TEST(ProposeDraft, SaysWhetherEachGuessWasItsContextsOnlyOrRepeatedFollower) {
+  // Contexts of two tokens: "1 2" was followed by 3, then by 4 (drafted: the
+  // latest of two), "2 4" by 5 once, "4 5" by 6 twice.
+  const Tokens h = {1, 2, 3, 4, 5, 6, 1, 2, 4, 5, 6, 1, 2};
+  PromptLookupOptions o;
+  o.ngram_min = o.ngram_max = 2;
+  std::vector<TokenId> draft;
+  std::vector<DraftSource> sources;
+  ProposeDraft(h, CountsOf(h, 2), nullptr, o, 3, &draft, &sources);
+  ASSERT_EQ(draft, (Tokens{4, 5, 6}));
+  EXPECT_FALSE(sources[0].unique);
+  EXPECT_FALSE(sources[0].repeated);
+  EXPECT_TRUE(sources[1].unique);
+  EXPECT_FALSE(sources[1].repeated);
+  EXPECT_TRUE(sources[2].unique);
+  EXPECT_TRUE(sources[2].repeated);
 }
 
 // Each draft token holding with chance p given the ones before it.
