@@ -46,12 +46,16 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
   if (!file.ok()) return file.status();
   std::unique_ptr<Engine> e(new Engine());
   e->file_ = std::make_unique<GgufFile>(std::move(file).value());
-  auto model = LoadModel(*e->file_);
-  if (!model.ok()) return model.status();
-  e->model_ = std::move(model).value();
+  // The tokenizer first: building it takes ~65 MiB for a while (the
+  // vocabulary as a SentencePiece model, then parsed), which the packed
+  // weights would otherwise be resident beside.
   auto tok = Tokenizer::FromGguf(*e->file_);
   if (!tok.ok()) return tok.status();
   e->tokenizer_ = std::move(tok).value();
+  malloc_trim(0);
+  auto model = LoadModel(*e->file_);
+  if (!model.ok()) return model.status();
+  e->model_ = std::move(model).value();
   // The tokenizer has its own copy of the vocabulary: drop the parsed arrays
   // and the mapped header, and hand the freed heap back to the system.
   e->file_->ReleaseMetadata();

@@ -134,6 +134,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_engine: %s\n", file.status().ToString().c_str());
     return 1;
   }
+  // As Engine::Load: the tokenizer, the model, then the metadata released.
+  auto tok = Tokenizer::FromGguf(*file);
+  if (!tok.ok()) return 1;
+  malloc_trim(0);
   ModelOptions options;
   options.f16_attention = f16_attention;
   auto model = LoadModel(*file, options);
@@ -141,9 +145,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_engine: %s\n", model.status().ToString().c_str());
     return 1;
   }
-  auto tok = Tokenizer::FromGguf(*file);
-  if (!tok.ok()) return 1;
-  file->ReleaseMetadata();  // as Engine::Load does
+  file->ReleaseMetadata();
   malloc_trim(0);
   // A natural-text prompt of exactly n_prompt tokens.
   std::vector<int32_t> prompt = {(*tok)->bos_id()};
