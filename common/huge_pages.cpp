@@ -10,10 +10,12 @@ namespace {
 
 size_t MappedBytes(size_t bytes) { return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes; }
 
+// Small arrays, and alignments a huge page does not give, come from the heap.
+bool FromHeap(size_t bytes, size_t align) { return bytes < kHugePageBytes || align > kHugePageBytes; }
+
 class HugePages final : public std::pmr::memory_resource {
   void* do_allocate(size_t bytes, size_t align) override {
-    if (bytes < kHugePageBytes || align > kHugePageBytes)
-      return ::operator new(bytes, std::align_val_t(align));
+    if (FromHeap(bytes, align)) return ::operator new(bytes, std::align_val_t(align));
     const size_t length = MappedBytes(bytes);
     // Map one huge page more than needed, then unmap what lies outside the
     // 2 MiB-aligned part.
@@ -32,7 +34,7 @@ class HugePages final : public std::pmr::memory_resource {
   }
 
   void do_deallocate(void* p, size_t bytes, size_t align) override {
-    if (bytes < kHugePageBytes || align > kHugePageBytes) {
+    if (FromHeap(bytes, align)) {
       ::operator delete(p, std::align_val_t(align));
     } else {
       munmap(p, MappedBytes(bytes));

@@ -121,7 +121,8 @@ void ProposeDraft(std::span<const TokenId> history, const NgramCounts& own, cons
 
 DraftAcceptance::Counts& DraftAcceptance::Class(const DraftSource& s) {
   const int n = std::clamp(s.n, 1, kLongMatch) - 1;
-  return counts_[((s.shared ? kLongMatch : 0) + n) * 4 + (s.unique ? 2 : 0) + (s.repeated ? 1 : 0)];
+  return counts_[((s.shared ? kLongMatch : 0) + n) * kFollowerKinds + (s.unique ? 2 : 0) +
+                 (s.repeated ? 1 : 0)];
 }
 
 void DraftAcceptance::Record(std::span<const DraftSource> sources, int accepted) {

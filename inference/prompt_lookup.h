@@ -134,7 +134,8 @@ void ProposeDraft(std::span<const TokenId> history, const NgramCounts& own, cons
 // it did. Thread-safety: none.
 class DraftAcceptance {
  public:
-  static constexpr int kLongMatch = 4;  // contexts of this length or more share one class
+  static constexpr int kLongMatch = 4;      // contexts of this length or more share one class
+  static constexpr int kFollowerKinds = 4;  // unique or not, times repeated or not
   // After a verification: of the draft tokens from `sources`, the first
   // `accepted` held (and the one after them, if any, did not).
   void Record(std::span<const DraftSource> sources, int accepted);
@@ -146,7 +147,7 @@ class DraftAcceptance {
   };
   Counts& Class(const DraftSource& s);
   const Counts& Class(const DraftSource& s) const { return const_cast<DraftAcceptance*>(this)->Class(s); }
-  std::array<Counts, 2 * kLongMatch * 4> counts_;  // shared, n, unique, repeated
+  std::array<Counts, 2 * kLongMatch * kFollowerKinds> counts_;  // by shared, n, unique, repeated
 };
 
 // One sequence's draft on offer for a step: chance[k] is the chance that its
