@@ -96,3 +96,38 @@ def test_request_larger_than_the_kv_budget_is_refused_up_front():
             assert metric(srv, "ragd_kv_cache_budget_bytes") == 10485760
         finally:
             assert srv.stop() == 0, srv.output()
+
+
+def test_full_queue_answers_503_with_retry_after_and_charges_nothing():
+    with tempfile.TemporaryDirectory(prefix="ragd-e2e-") as data:
+        # One sequence at a time, one waiting: a third request has no room.
+        srv = Server(data, extra_args=["--set", "inference.max_batch=1", "--set", "inference.max_queue=1"]).wait_ready()
+        try:
+            def stream(max_tokens):
+                return post(srv, "/v1/completions", {"prompt": "Tell a long story.", "max_tokens": max_tokens,
+                                                     "temperature": 0, "stream": True}, stream=True)
+
+            running = stream(200)
+            assert running.status_code == 200
+            lines = running.iter_lines(decode_unicode=True)
+            assert next(line for line in lines if line.startswith("data: "))  # it has its slot
+            with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+                waiting = pool.submit(lambda: post(srv, "/v1/completions",
+                                                   {"prompt": "Hello", "max_tokens": 4, "temperature": 0}))
+                while metric(srv, "ragd_requests_waiting") < 1:
+                    assert not waiting.done(), waiting.result().text
+                usage = lambda: {k: v for k, v in requests.get(srv.url + "/v1/usage", headers=srv.headers()).json().items()
+                                 if k in ("used", "reserved")}
+                before = usage()
+                refused = post(srv, "/v1/completions", {"prompt": "Hello", "max_tokens": 4})
+                assert refused.status_code == 503, refused.text
+                assert refused.json()["error"]["type"] == "unavailable_error"
+                assert int(refused.headers["Retry-After"]) >= 1
+                assert usage() == before  # nothing charged or held for it
+                running.close()  # the client goes away: its slot frees, the waiting one runs
+                done = waiting.result(timeout=300)
+                assert done.status_code == 200 and done.json()["usage"]["completion_tokens"] > 0
+            assert metric(srv, "ragd_request_queue_time_seconds_count") >= 1
+            assert post(srv, "/v1/completions", {"prompt": "Hello", "max_tokens": 4}).status_code == 200
+        finally:
+            assert srv.stop() == 0, srv.output()
