@@ -13,6 +13,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <vector>
@@ -66,50 +67,83 @@ void LegacyPanelTile(const uint8_t* q, const float* scale, int64_t nb, const uin
   }
 }
 
-// SumOrder::kBlockSums for the 16 weight rows of a Q8_0 panel (as above)
-// and C activation rows: per output, one float sum over the blocks of
-// fma(float(the block's 32 signed products), d_w*d_a, sum). The eight
-// vpdpbusd of a block add into int32 lanes (one per weight row) started at
-// kMagicBits - 128 * (sum of the activation block), which removes the +128 of
-// the packed quants, so that the kMagic subtraction gives the signed block
-// sum as a float (|sum| <= 32*128*127 < 2^22: exact). Integer sums are
-// exact, so few rows split the eight into two chains (latency) for free.
-template <int C>
-void BlockSumPanelTile(const uint8_t* q, const float* scale, int64_t nb, const BlockQ8A* const* acts,
-                       float* y, int64_t ldy, __mmask16 store_mask, SpreadPrefetch* pf) {
-  constexpr int kChains = C <= 4 ? 2 : 1;
-  __m512 acc[C];
-  for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps();
+// SumOrder::kBlockSums for P adjacent Q8_0 panels (16 weight rows each,
+// panel k's quants at q + k * panel_stride, its scales at scale + k * 16 * nb,
+// its outputs at y + 16 * k) and C activation rows: per output, one float sum
+// over the blocks of fma(float(the block's 32 signed products), d_w*d_a,
+// sum). The eight vpdpbusd of a block add into int32 lanes (one per weight
+// row) started at kMagicBits - 128 * (sum of the activation block), which
+// removes the +128 of the packed quants, so that the kMagic subtraction gives
+// the signed block sum as a float (|sum| <= 32*128*127 < 2^22: exact).
+// Integer sums are exact, so one panel with few rows splits the eight into
+// two chains (latency) for free. Two panels share each activation broadcast:
+// a vpdpbusd then needs 1.5 loads instead of 2, which is what bounded the
+// one-panel tile (hot in L1 on an AMD EPYC Zen 5: 4.6-5.1 G vpdpbusd/s per
+// core against 6.2 for two panels of 4-5 rows; the core issues 7.7). The
+// empty asm statements keep the weight and activation vectors in registers:
+// without them GCC folds each use back into a load. store_mask: the rows of
+// the last panel that exist.
+template <int P, int C>
+void BlockSumPanelTile(const uint8_t* q, size_t panel_stride, const float* scale, int64_t nb,
+                       const BlockQ8A* const* acts, float* y, int64_t ldy, __mmask16 store_mask,
+                       SpreadPrefetch* pf) {
+  constexpr int kChains = P == 1 && C <= 4 ? 2 : 1;
+  __m512 acc[P][C];
+  for (int k = 0; k < P; ++k)
+    for (int c = 0; c < C; ++c) acc[k][c] = _mm512_setzero_ps();
   const __m512 magic = _mm512_set1_ps(kMagic);
   for (int64_t b = 0; b < nb; ++b) {
     if (pf != nullptr) pf->Next();
-    const uint8_t* wq = q + b * 8 * 64;
-    __m512i s[C][kChains];
+    __m512i s[P][C][kChains];
     for (int c = 0; c < C; ++c) {
-      s[c][0] = _mm512_set1_epi32(kMagicBits - 128 * acts[c][b].sum);
-      for (int k = 1; k < kChains; ++k) s[c][k] = _mm512_setzero_si512();
+      const __m512i start = _mm512_set1_epi32(kMagicBits - 128 * acts[c][b].sum);
+      for (int k = 0; k < P; ++k) {
+        s[k][c][0] = start;
+        for (int h = 1; h < kChains; ++h) s[k][c][h] = _mm512_setzero_si512();
+      }
     }
     for (int l = 0; l < 8; ++l) {
-      const __m512i wv = _mm512_loadu_si512(wq + 64 * l);
+      __m512i wv[P];
+      for (int k = 0; k < P; ++k) {
+        wv[k] = _mm512_loadu_si512(q + k * panel_stride + b * 8 * 64 + 64 * l);
+        if constexpr (P > 1) asm("" : "+v"(wv[k]));
+      }
       for (int c = 0; c < C; ++c) {
         int32_t a4;
         std::memcpy(&a4, acts[c][b].qs + 4 * l, 4);
-        s[c][l % kChains] = _mm512_dpbusd_epi32(s[c][l % kChains], wv, _mm512_set1_epi32(a4));
+        __m512i av = _mm512_set1_epi32(a4);
+        if constexpr (P > 1) asm("" : "+v"(av));
+        for (int k = 0; k < P; ++k)
+          s[k][c][l % kChains] = _mm512_dpbusd_epi32(s[k][c][l % kChains], wv[k], av);
       }
     }
-    const __m512 dw = _mm512_loadu_ps(scale + b * kPanelRows);
-    for (int c = 0; c < C; ++c) {
-      __m512i sum = s[c][0];
-      for (int k = 1; k < kChains; ++k) sum = _mm512_add_epi32(sum, s[c][k]);
-      const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(acts[c][b].d));
-      acc[c] = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(sum), magic), d, acc[c]);
+    for (int k = 0; k < P; ++k) {
+      const __m512 dw = _mm512_loadu_ps(scale + (k * nb + b) * kPanelRows);
+      for (int c = 0; c < C; ++c) {
+        __m512i sum = s[k][c][0];
+        for (int h = 1; h < kChains; ++h) sum = _mm512_add_epi32(sum, s[k][c][h]);
+        const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(acts[c][b].d));
+        acc[k][c] = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(sum), magic), d, acc[k][c]);
+      }
     }
   }
-  for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + c * ldy, store_mask, acc[c]);
+  for (int k = 0; k < P; ++k) {
+    const __mmask16 mask = k + 1 == P ? store_mask : static_cast<__mmask16>(0xFFFF);
+    for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + c * ldy + k * kPanelRows, mask, acc[k][c]);
+  }
 }
 
-// Activation rows per block-sum tile (an accumulator and a block sum each).
+// Activation rows per block-sum tile: of one panel, an accumulator and a
+// block sum each fill the registers at 8; of two panels, at 5.
 constexpr int kBlockSumCols = 8;
+constexpr int kBlockSumPairCols = 5;
+// Two panels per tile from this many rows on. With fewer the product waits
+// on memory more than on the loads that pairs save, and pairs (two streams,
+// more tiles) ran slower: bench_kernels --batch, the output matrix on an AMD
+// EPYC (Zen 5), 3 runs alternated, one panel vs two: m = 1 3.7 vs 4.3 ms,
+// m = 8 4.1-4.5 vs 4.4-4.7, m = 12 4.2-5.0 vs 4.2-4.4, m = 16 5.4-6.5 vs
+// 4.6-4.8, m = 32 12.6-13.5 vs 9.3-9.9.
+constexpr int64_t kBlockSumPairMinRows = 12;
 
 // Two activation rows per tile: 8 accumulators each fill the registers.
 constexpr int kLegacyPanelCols = 2;
@@ -174,12 +208,15 @@ inline void UnpackPackedQ5(const uint8_t* src, uint8_t* dst) {
 // Q8_0 panels are multiplied where they lie, Q5_0 ones unpacked once per
 // panel into the same form, and each panel's half-precision scales are
 // converted once for all its tiles; the panel after next streams in spread
-// over the block steps of its first tiles.
+// over the block steps of its first tiles. Block sums go two panels at a
+// time where two are left (BlockSumPanelTile), then "the panel after next"
+// is the pair after next.
 template <GgmlType kType, SumOrder kOrder>
 void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
                     int64_t ldy, int64_t r0, int64_t r1) {
   static_assert(kOrder == SumOrder::kLlamaCpp || kType == GgmlType::kQ8_0);
   constexpr bool kBlockSums = kOrder == SumOrder::kBlockSums;
+  constexpr int kMaxPanels = kBlockSums ? 2 : 1;
   assert(w.packed->type == kType && r0 % kPanelRows == 0);
   thread_local std::vector<int32_t> offs;
   thread_local std::vector<CacheLine> unpacked;
@@ -188,34 +225,45 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   const int64_t nb = w.n_in / kQK, n_panels = (w.n_out + kPanelRows - 1) / kPanelRows;
   if constexpr (!kBlockSums) LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
   if (kType != GgmlType::kQ8_0) unpacked.resize(static_cast<size_t>(8 * nb));
-  scales.resize(static_cast<size_t>(kPanelRows * nb));
+  scales.resize(static_cast<size_t>(kMaxPanels * kPanelRows * nb));
   using TileFn = void (*)(const uint8_t*, const float*, int64_t, const uint8_t* const*, const int32_t* const*,
                           float*, int64_t, __mmask16, SpreadPrefetch*);
   static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1>, LegacyPanelTile<2>};
-  using BlockSumFn = void (*)(const uint8_t*, const float*, int64_t, const BlockQ8A* const*, float*, int64_t,
-                              __mmask16, SpreadPrefetch*);
+  using BlockSumFn = void (*)(const uint8_t*, size_t, const float*, int64_t, const BlockQ8A* const*, float*,
+                              int64_t, __mmask16, SpreadPrefetch*);
   static constexpr BlockSumFn kBlockSumTiles[kBlockSumCols] = {
-      BlockSumPanelTile<1>, BlockSumPanelTile<2>, BlockSumPanelTile<3>, BlockSumPanelTile<4>,
-      BlockSumPanelTile<5>, BlockSumPanelTile<6>, BlockSumPanelTile<7>, BlockSumPanelTile<8>};
-  // Block sums: the rows in tiles as even as kBlockSumCols allows (10: 5 + 5),
-  // but three rows as 1 + 2: a tile of three took longer than one of four on
-  // an AMD EPYC (Zen 5; bench_kernels --batch, the output matrix at m = 3
-  // 4.9 ms, m = 4 4.2, as 1 + 2 3.9). A row's sums do not depend on its tile.
-  const int64_t n_tiles = kBlockSums ? (m == 3 ? 2 : (m + kBlockSumCols - 1) / kBlockSumCols)
-                                     : (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
-  // The panel after next streams in over the first few tiles (a slice each):
-  // with many tiles (a prompt) the others need not check.
-  const int64_t pf_tiles = n_tiles < 4 ? n_tiles : 4;
-  for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
+      BlockSumPanelTile<1, 1>, BlockSumPanelTile<1, 2>, BlockSumPanelTile<1, 3>, BlockSumPanelTile<1, 4>,
+      BlockSumPanelTile<1, 5>, BlockSumPanelTile<1, 6>, BlockSumPanelTile<1, 7>, BlockSumPanelTile<1, 8>};
+  static constexpr BlockSumFn kBlockSumPairTiles[kBlockSumPairCols] = {
+      BlockSumPanelTile<2, 1>, BlockSumPanelTile<2, 2>, BlockSumPanelTile<2, 3>, BlockSumPanelTile<2, 4>,
+      BlockSumPanelTile<2, 5>};
+  for (int64_t p0 = r0; p0 < r1;) {
     const int64_t panel = p0 / kPanelRows;
-    const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
+    const int np = kBlockSums && m >= kBlockSumPairMinRows && p0 + kPanelRows < r1 ? 2 : 1;
+    const int64_t p_last = p0 + (np - 1) * kPanelRows;
+    const int rows = static_cast<int>(r1 - p_last < kPanelRows ? r1 - p_last : kPanelRows);
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
-    const uint8_t* ahead = panel + 2 < n_panels ? pw.panel(panel + 2) : nullptr;
-    const uint8_t* quants = pw.quants(panel, 0);
-    for (int64_t b = 0; b < nb; ++b) {
-      const __m256i half = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pw.scales(panel, b)));
-      _mm512_storeu_ps(scales.data() + kPanelRows * b, _mm512_cvtph_ps(half));
+    // Block sums: the rows in tiles as even as the tile width allows (10 on
+    // one panel: 5 + 5), but three rows on one panel as 1 + 2: a tile of
+    // three took longer than one of four on an AMD EPYC (Zen 5; bench_kernels
+    // --batch, the output matrix at m = 3 4.9 ms, m = 4 4.2, as 1 + 2 3.9).
+    // A row's sums do not depend on its tile.
+    const int64_t cols = !kBlockSums ? kLegacyPanelCols : np == 2 ? kBlockSumPairCols : kBlockSumCols;
+    const int64_t n_tiles = kBlockSums && np == 1 && m == 3 ? 2 : (m + cols - 1) / cols;
+    // The panels after the next ones stream in over the first few tiles (a
+    // slice each): with many tiles (a prompt) the others need not check.
+    const int64_t pf_tiles = n_tiles < 4 ? n_tiles : 4;
+    const int64_t first_ahead = panel + 2 * np;
+    const uint8_t* ahead = first_ahead < n_panels ? pw.panel(first_ahead) : nullptr;
+    const size_t ahead_bytes =
+        pw.panel_bytes * static_cast<size_t>(std::min<int64_t>(np, n_panels - first_ahead));
+    for (int k = 0; k < np; ++k) {
+      for (int64_t b = 0; b < nb; ++b) {
+        const __m256i half = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pw.scales(panel + k, b)));
+        _mm512_storeu_ps(scales.data() + kPanelRows * (k * nb + b), _mm512_cvtph_ps(half));
+      }
     }
+    const uint8_t* quants = pw.quants(panel, 0);
     if constexpr (kType != GgmlType::kQ8_0) {
       for (int64_t b = 0; b < nb; ++b)
         UnpackPackedQ5(pw.quants(panel, b), reinterpret_cast<uint8_t*>(unpacked.data() + 8 * b));
@@ -223,25 +271,25 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
     }
     for (int64_t t = 0; t < n_tiles; ++t) {
       SpreadPrefetch pf;
-      if (ahead != nullptr && t < pf_tiles) {
-        pf = SpreadPrefetch(ahead + pw.panel_bytes * t / pf_tiles,
-                            ahead + pw.panel_bytes * (t + 1) / pf_tiles, nb);
-      }
+      if (ahead != nullptr && t < pf_tiles)
+        pf = SpreadPrefetch(ahead + ahead_bytes * t / pf_tiles, ahead + ahead_bytes * (t + 1) / pf_tiles, nb);
       SpreadPrefetch* tile_pf = t < pf_tiles ? &pf : nullptr;
       if constexpr (kBlockSums) {
         const int64_t c0 = m * t / n_tiles, c1 = m * (t + 1) / n_tiles;
         const BlockQ8A* acts[kBlockSumCols];
         for (int64_t c = c0; c < c1; ++c)
           acts[c - c0] = reinterpret_cast<const BlockQ8A*>(act + static_cast<size_t>(c) * act_stride);
-        kBlockSumTiles[c1 - c0 - 1](quants, scales.data(), nb, acts, y + c0 * ldy + p0, ldy, mask, tile_pf);
+        const BlockSumFn tile = np == 2 ? kBlockSumPairTiles[c1 - c0 - 1] : kBlockSumTiles[c1 - c0 - 1];
+        tile(quants, pw.panel_bytes, scales.data(), nb, acts, y + c0 * ldy + p0, ldy, mask, tile_pf);
       } else {
         const uint8_t* acts[kLegacyPanelCols];
         const int32_t* o[kLegacyPanelCols];
-        const int cols = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
-        kTiles[cols - 1](quants, scales.data(), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0, ldy, mask,
-                         tile_pf);
+        const int n = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
+        kTiles[n - 1](quants, scales.data(), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0, ldy, mask,
+                      tile_pf);
       }
     }
+    p0 += np * kPanelRows;
   }
 }
 
