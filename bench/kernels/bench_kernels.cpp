@@ -19,7 +19,12 @@
 // last-level cache, as a decode step finds them) and warm (the same rows
 // again), one thread.
 //
+// With --peak it instead measures what one core issues per second of the
+// instructions the x86 kernels are built from (peak_rates.h): the limits the
+// figures above are read against.
+//
 // usage: bench_kernels [--kernels NAME] [--quick] [--model PATH] [--model-only] [--batch] [--attention]
+//                      [--peak]
 //   --kernels NAME  run a given kernel set (scalar, avx2, avx512vnni)
 //   --quick         fewer repetitions
 //   --model PATH    GGUF file (default $RAGD_MODELS or ~/.cache/ragd/models,
@@ -27,6 +32,7 @@
 //   --model-only    skip the synthetic shapes
 //   --batch         the batch-size curve of the model's products only
 //   --attention     the attention kernels only
+//   --peak          the per-core instruction rates only
 #include <cblas.h>
 
 #include <algorithm>
@@ -41,6 +47,7 @@
 #include <vector>
 
 #include "bench/bench_paths.h"
+#include "bench/kernels/peak_rates.h"
 #include "inference/gguf.h"
 #include "inference/kernels/f16_attention.h"
 #include "inference/kernels/kernel_set.h"
@@ -316,13 +323,14 @@ void BenchAttention(bool quick) {
 
 int main(int argc, char** argv) {
   const kernels::KernelSet* ks = &kernels::ActiveKernels();
-  bool quick = false, model_only = false, batch = false, attention = false;
+  bool quick = false, model_only = false, batch = false, attention = false, peak = false;
   std::string model = ragd::bench::GemmaModelPath();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--model-only") == 0) model_only = true;
     if (std::strcmp(argv[i], "--batch") == 0) batch = true;
     if (std::strcmp(argv[i], "--attention") == 0) attention = true;
+    if (std::strcmp(argv[i], "--peak") == 0) peak = true;
     if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) model = argv[i + 1];
     if (std::strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
       const kernels::KernelSet* sets[4];
@@ -333,6 +341,10 @@ int main(int argc, char** argv) {
   }
   std::printf("cores: %u  kernels: %s  %s\n", std::thread::hardware_concurrency(), ks->name,
               openblas_get_config());
+  if (peak) {
+    ragd::bench::BenchPeakRates(quick);
+    return 0;
+  }
   if (attention) {
     BenchAttention(quick);
     return 0;

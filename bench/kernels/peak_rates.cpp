@@ -1,0 +1,126 @@
+// bench_kernels --peak: how many of the instructions the kernels are built
+// from one core issues per second, measured rather than taken from a data
+// sheet (a virtual machine's core can differ from its model's). Each loop
+// runs 8 or 12 independent chains whose values stay in registers (an empty
+// asm statement pins them; without it the compiler keeps the chains in
+// memory and the loop times store-to-load forwarding instead), so the rates
+// are the core's issue limits, not latencies. Loads read a 16 KiB buffer
+// (in L1). A kernel near one of these rates is at that limit.
+#include "bench/kernels/peak_rates.h"
+
+#include <immintrin.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+
+namespace ragd::bench {
+namespace {
+
+#define RAGD_PEAK_TARGET __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni"), noinline))
+
+alignas(64) int32_t g_buffer[4096];
+
+#define RAGD_R8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define RAGD_PIN8(p)                                                                                 \
+  asm volatile(""                                                                                    \
+               : "+v"(p##0), "+v"(p##1), "+v"(p##2), "+v"(p##3), "+v"(p##4), "+v"(p##5), "+v"(p##6), \
+                 "+v"(p##7))
+
+enum class Mix {
+  kFma,             // vfmadd231ps zmm
+  kDpbusd,          // vpdpbusd zmm
+  kDpbusdFma,       // vpdpbusd then vfmadd231ps on its result (llama.cpp-order lane step)
+  kBroadcastDpFma,  // the same fed by a 32-bit broadcast load
+  kLoadZmm,         // 64-byte loads
+  kLoadYmm,         // 32-byte loads
+  kBroadcast32,     // 32-bit broadcast loads
+};
+
+// Operations per second of `mix`, 8 per iteration.
+template <Mix kMix>
+RAGD_PEAK_TARGET double Rate(int64_t iterations) {
+#define RAGD_DECLARE(i)                              \
+  __m512 f##i = _mm512_set1_ps(1.0f + 0.001f * (i)); \
+  __m512i s##i = _mm512_set1_epi32(i);
+  RAGD_R8(RAGD_DECLARE)
+#undef RAGD_DECLARE
+  const __m512 b = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+  const __m512i w = _mm512_set1_epi8(3);
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t k = 0; k < iterations; ++k) {
+    const int32_t* p = g_buffer + (k & 31) * 128;
+    if constexpr (kMix == Mix::kFma) {
+#define RAGD_STEP(i) f##i = _mm512_fmadd_ps(f##i, b, c);
+      RAGD_R8(RAGD_STEP)
+#undef RAGD_STEP
+    } else if constexpr (kMix == Mix::kDpbusd) {
+#define RAGD_STEP(i) s##i = _mm512_dpbusd_epi32(s##i, w, w);
+      RAGD_R8(RAGD_STEP)
+#undef RAGD_STEP
+    } else if constexpr (kMix == Mix::kDpbusdFma) {
+#define RAGD_STEP(i) f##i = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(s##i, w, w)), c, f##i);
+      RAGD_R8(RAGD_STEP)
+#undef RAGD_STEP
+    } else if constexpr (kMix == Mix::kBroadcastDpFma) {
+#define RAGD_STEP(i)                                                                       \
+  {                                                                                        \
+    __m512i a = _mm512_set1_epi32(p[i]);                                                   \
+    asm("" : "+v"(a));                                                                     \
+    f##i = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(s##i, a, w)), c, f##i); \
+  }
+      RAGD_R8(RAGD_STEP)
+#undef RAGD_STEP
+    } else if constexpr (kMix == Mix::kLoadZmm) {
+#define RAGD_STEP(i) s##i = _mm512_add_epi32(s##i, _mm512_load_si512(p + 16 * (i)));
+      RAGD_R8(RAGD_STEP)
+#undef RAGD_STEP
+    } else if constexpr (kMix == Mix::kLoadYmm) {
+#define RAGD_STEP(i)       \
+  s##i = _mm512_add_epi32( \
+      s##i, _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(p + 8 * (i)))));
+      RAGD_R8(RAGD_STEP)
+#undef RAGD_STEP
+    } else {
+#define RAGD_STEP(i) s##i = _mm512_add_epi32(s##i, _mm512_set1_epi32(p[3 * (i)]));
+      RAGD_R8(RAGD_STEP)
+#undef RAGD_STEP
+    }
+    RAGD_PIN8(f);
+    RAGD_PIN8(s);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(iterations) * 8 / seconds;
+}
+
+// The best of three runs, in G/s.
+template <Mix kMix>
+double Best(int64_t iterations) {
+  double best = 0;
+  for (int r = 0; r < 3; ++r) {
+    const double rate = Rate<kMix>(iterations) / 1e9;
+    if (rate > best) best = rate;
+  }
+  return best;
+}
+
+}  // namespace
+
+void BenchPeakRates(bool quick) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vnni")) {
+    std::printf("peak rates: this CPU lacks AVX-512 VNNI; nothing measured\n");
+    return;
+  }
+  const int64_t n = quick ? 5'000'000 : 40'000'000;
+  std::printf("instructions one core issues (G/s, registers or L1 only, best of 3):\n");
+  std::printf("  zmm FMA                                 %6.2f\n", Best<Mix::kFma>(n));
+  std::printf("  zmm vpdpbusd                            %6.2f\n", Best<Mix::kDpbusd>(n));
+  std::printf("  zmm vpdpbusd + FMA on its sum (pairs)   %6.2f\n", Best<Mix::kDpbusdFma>(n));
+  std::printf("  the pair fed by a 32-bit broadcast load %6.2f\n", Best<Mix::kBroadcastDpFma>(n));
+  std::printf("  64-byte loads                           %6.2f\n", Best<Mix::kLoadZmm>(n));
+  std::printf("  32-byte loads                           %6.2f\n", Best<Mix::kLoadYmm>(n));
+  std::printf("  32-bit broadcast loads                  %6.2f\n", Best<Mix::kBroadcast32>(n));
+}
+
+}  // namespace ragd::bench
