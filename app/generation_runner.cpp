@@ -59,6 +59,7 @@ struct RunState {
             {"predicted_per_second", per_s(std::max(0, s.completion_tokens - 1), s.decode_ms)},
             {"draft_n", s.draft_tokens},
             {"draft_n_accepted", s.draft_accepted},
+            {"queue_ms", s.queue_ms},
             {"retrieval_ms", plan.retrieval_ms}};
   }
 
@@ -215,7 +216,7 @@ struct RunState {
         Settle(ev.stats, !cancelled);
         ctx->metrics.CountGeneration(finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
                                      got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
-                                     ev.queue_ms / 1000.0);
+                                     ev.stats.queue_ms / 1000.0);
         Record(cancelled ? 499 : 200, finish, ev.stats, now);
         if (cancelled) {
           response->End();

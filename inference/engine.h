@@ -63,6 +63,7 @@ struct GenerationStats {
   int draft_accepted = 0;     // draft tokens that matched what the model chose
   double prompt_ms = 0;       // prefill of the prompt and the first sample
   double decode_ms = 0;       // every later token
+  double queue_ms = 0;        // waiting for admission (the scheduler; 0 for Engine::Generate)
 };
 
 // One sampled token and the text it completes (may be empty: a control token,

@@ -33,7 +33,6 @@ struct Scheduler::Job {
   std::unique_ptr<KvCache> cache;
   GenerationStats stats;
   Clock::time_point queued_at, admitted_at, first_token_at;
-  double queue_ms = 0;
   bool done = false;
   // This step's input: the tokens fed (a prefill chunk, or the last sampled
   // token followed by the draft) and the logits that come back (in the
@@ -168,7 +167,7 @@ void Scheduler::Admit(std::vector<std::unique_ptr<Job>>& active) {
   const auto now = Clock::now();
   for (auto& job : admitted) {
     job->admitted_at = now;
-    job->queue_ms = MsBetween(job->queued_at, now);
+    job->stats.queue_ms = MsBetween(job->queued_at, now);
     job->cache = engine_.model_->NewCache(job->seq->kv_capacity(), Spare());
     // At least the last prompt token is computed: its logits give the first token.
     const auto prompt = job->seq->prompt();
@@ -374,7 +373,6 @@ void Scheduler::Fail(Job& job, const Status& status) {
 
 void Scheduler::Close(Job& job, SchedulerEvent last) {
   last.stats = job.stats;
-  last.queue_ms = job.queue_ms;
   job.callback(last);
   job.done = true;
   job.cache.reset();

@@ -56,8 +56,7 @@ struct SchedulerEvent {
   TokenId id = -1;               // kToken: the token
   std::string text;              // kToken: text completed by this token (may be empty)
   FinishReason finish_reason{};  // kDone
-  GenerationStats stats;         // kDone and kError: counts so far
-  double queue_ms = 0;           // kDone: time spent waiting for admission
+  GenerationStats stats;         // kDone and kError: counts and times so far
   Status error;                  // kError
 };
 

@@ -127,6 +127,7 @@ def test_full_queue_answers_503_with_retry_after_and_charges_nothing():
                 running.close()  # the client goes away: its slot frees, the waiting one runs
                 done = waiting.result(timeout=300)
                 assert done.status_code == 200 and done.json()["usage"]["completion_tokens"] > 0
+                assert done.json()["timings"]["queue_ms"] > 0  # it waited for the slot
             assert metric(srv, "ragd_request_queue_time_seconds_count") >= 1
             assert post(srv, "/v1/completions", {"prompt": "Hello", "max_tokens": 4}).status_code == 200
         finally:
