@@ -4,6 +4,7 @@ import concurrent.futures
 import json
 import os
 import tempfile
+import time
 
 import requests
 
@@ -103,11 +104,8 @@ def test_full_queue_answers_503_with_retry_after_and_charges_nothing():
         # One sequence at a time, one waiting: a third request has no room.
         srv = Server(data, extra_args=["--set", "inference.max_batch=1", "--set", "inference.max_queue=1"]).wait_ready()
         try:
-            def stream(max_tokens):
-                return post(srv, "/v1/completions", {"prompt": "Tell a long story.", "max_tokens": max_tokens,
-                                                     "temperature": 0, "stream": True}, stream=True)
-
-            running = stream(200)
+            running = post(srv, "/v1/completions", {"prompt": "Tell a long story.", "max_tokens": 200,
+                                                    "temperature": 0, "stream": True}, stream=True)
             assert running.status_code == 200
             lines = running.iter_lines(decode_unicode=True)
             assert next(line for line in lines if line.startswith("data: "))  # it has its slot
@@ -116,6 +114,7 @@ def test_full_queue_answers_503_with_retry_after_and_charges_nothing():
                                                    {"prompt": "Hello", "max_tokens": 4, "temperature": 0}))
                 while metric(srv, "ragd_requests_waiting") < 1:
                     assert not waiting.done(), waiting.result().text
+                    time.sleep(0.01)
                 usage = lambda: {k: v for k, v in requests.get(srv.url + "/v1/usage", headers=srv.headers()).json().items()
                                  if k in ("used", "reserved")}
                 before = usage()
