@@ -71,8 +71,10 @@ __attribute__((target("avx2,fma"))) inline float Reduce16Avx2(__m256 lo, __m256 
 // The score kernels ask for key row j + kKeysAhead while they multiply row
 // j: the hardware prefetchers do not run ahead of a walk through row
 // pointers (bench_kernels --attention, 900 cold keys: 69 -> 51 us with
-// AVX-512, 80-86 -> 56 us with AVX2).
-constexpr int64_t kKeysAhead = 8;
+// AVX-512, 80-86 -> 56 us with AVX2, 8 rows ahead). Once the AVX-512 kernel
+// took two keys per pass, 16 rows ahead beat 8 and 32 (AMD EPYC Zen 5, cold
+// keys: 512 13.0 -> 11.4 us, 900 22.1 -> 19.5, 2048 48 -> 41).
+constexpr int64_t kKeysAhead = 16;
 
 inline void PrefetchRow(const uint16_t* row, int64_t n) {
   for (int64_t i = 0; i < n; i += 32) _mm_prefetch(reinterpret_cast<const char*>(row + i), _MM_HINT_T0);
@@ -155,32 +157,99 @@ RAGD_F16_AVX512 inline __m512 Reduce16x16(const float (*x)[16]) {
   return _mm512_permutexvar_ps(order, r);
 }
 
-// NQ query rows against every key: each key is loaded once for all of them.
-// out[g * n_keys + j] as DotRowsF16Order. The combined accumulators of 16
-// keys are kept and reduced together.
+// Accumulators u and u + 2 of ggml_vec_dot_f16 added, for NQ query rows
+// against NK keys (n % 64 == 0): accumulator u takes values 64s + 16u ..
+// 64s + 16u + 15, s in order, from zero.
+template <int NQ, int NK>
+RAGD_F16_AVX512 inline void PairSums(const float* const* q, const uint16_t* const* keys, int64_t n, int u,
+                                     __m512 (&pair)[NQ][NK]) {
+  __m512 a[NQ][NK], b[NQ][NK];  // accumulators u and u + 2
+#pragma GCC unroll 8
+  for (int g = 0; g < NQ; ++g) {
+#pragma GCC unroll 2
+    for (int k = 0; k < NK; ++k) a[g][k] = b[g][k] = _mm512_setzero_ps();
+  }
+  for (int64_t i = 0; i < n; i += 64) {
+    __m512 ka[NK], kb[NK];
+#pragma GCC unroll 2
+    for (int k = 0; k < NK; ++k) {
+      ka[k] = Load16(keys[k] + i + 16 * u);
+      kb[k] = Load16(keys[k] + i + 16 * (u + 2));
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < NQ; ++g) {
+      __m512 qa = _mm512_loadu_ps(q[g] + i + 16 * u), qb = _mm512_loadu_ps(q[g] + i + 16 * (u + 2));
+      // One load for the NK keys: left to itself GCC folds the load into
+      // each FMA, loading the row NK times.
+      asm("" : "+v"(qa), "+v"(qb));
+#pragma GCC unroll 2
+      for (int k = 0; k < NK; ++k) {
+        a[g][k] = _mm512_fmadd_ps(ka[k], qa, a[g][k]);
+        b[g][k] = _mm512_fmadd_ps(kb[k], qb, b[g][k]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < NQ; ++g) {
+#pragma GCC unroll 2
+    for (int k = 0; k < NK; ++k) pair[g][k] = _mm512_add_ps(a[g][k], b[g][k]);
+  }
+}
+
+// The combined accumulators (a0 + a2) + (a1 + a3). Pairs 0 + 2 run first,
+// then 1 + 3, so at most 3 x NQ x NK vectors are live: with NK = 2 each query
+// load serves two keys and each key load four queries (the loads, not the
+// FMAs, bound the one-key version: bench_kernels --attention, warm keys, 512
+// 11.0 -> 9.1 us, 900 20.0 -> 16.5, 2048 44.5 -> 37).
+template <int NQ, int NK>
+RAGD_F16_AVX512 inline void CombinedSums(const float* const* q, const uint16_t* const* keys, int64_t n,
+                                         __m512 (&sum)[NQ][NK]) {
+  __m512 first[NQ][NK], second[NQ][NK];
+  PairSums<NQ, NK>(q, keys, n, 0, first);
+  PairSums<NQ, NK>(q, keys, n, 1, second);
+#pragma GCC unroll 8
+  for (int g = 0; g < NQ; ++g) {
+#pragma GCC unroll 2
+    for (int k = 0; k < NK; ++k) sum[g][k] = _mm512_add_ps(first[g][k], second[g][k]);
+  }
+}
+
+// Keeps key j's combined sums (one per query row) in slot j % 16 of x; the
+// 16th key of a run reduces all 16 into out.
+template <int NQ>
+RAGD_F16_AVX512 inline void KeepSums(int64_t j, const __m512* sums, float (*x)[16][16], float* out,
+                                     int64_t n_keys) {
+  const int k = static_cast<int>(j % 16);
+  for (int g = 0; g < NQ; ++g) _mm512_store_ps(x[g][k], sums[g]);
+  if (k == 15) {
+    for (int g = 0; g < NQ; ++g) _mm512_storeu_ps(out + g * n_keys + j - 15, Reduce16x16(x[g]));
+  }
+}
+
+// NQ query rows against every key, two keys at a time: out[g * n_keys + j]
+// as DotRowsF16Order. The combined accumulators of 16 keys are kept and
+// reduced together.
 template <int NQ>
 RAGD_F16_AVX512 void DotKeysAvx512(const float* const* q, const uint16_t* const* keys, int64_t n_keys,
                                    int64_t n, float* out) {
   alignas(64) float x[NQ][16][16];
-  for (int64_t j = 0; j < n_keys; ++j) {
-    if (j + kKeysAhead < n_keys) PrefetchRow(keys[j + kKeysAhead], n);
-    __m512 a[NQ][4];
-    for (int g = 0; g < NQ; ++g)
-      for (int u = 0; u < 4; ++u) a[g][u] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < n; i += 64) {
-      for (int u = 0; u < 4; ++u) {
-        const __m512 kv = Load16(keys[j] + i + 16 * u);
-        for (int g = 0; g < NQ; ++g)
-          a[g][u] = _mm512_fmadd_ps(kv, _mm512_loadu_ps(q[g] + i + 16 * u), a[g][u]);
-      }
+  int64_t j = 0;
+  for (; j + 2 <= n_keys; j += 2) {
+    for (int64_t a = j + kKeysAhead; a < std::min(n_keys, j + kKeysAhead + 2); ++a) PrefetchRow(keys[a], n);
+    __m512 sum[NQ][2], key[2][NQ];
+    CombinedSums<NQ, 2>(q, keys + j, n, sum);
+    for (int g = 0; g < NQ; ++g) {
+      key[0][g] = sum[g][0];
+      key[1][g] = sum[g][1];
     }
-    const int k = static_cast<int>(j % 16);
-    for (int g = 0; g < NQ; ++g)
-      _mm512_store_ps(x[g][k],
-                      _mm512_add_ps(_mm512_add_ps(a[g][0], a[g][2]), _mm512_add_ps(a[g][1], a[g][3])));
-    if (k == 15) {
-      for (int g = 0; g < NQ; ++g) _mm512_storeu_ps(out + g * n_keys + j - 15, Reduce16x16(x[g]));
-    }
+    KeepSums<NQ>(j, key[0], x, out, n_keys);
+    KeepSums<NQ>(j + 1, key[1], x, out, n_keys);
+  }
+  if (j < n_keys) {
+    __m512 sum[NQ][1], key[NQ];
+    CombinedSums<NQ, 1>(q, keys + j, n, sum);
+    for (int g = 0; g < NQ; ++g) key[g] = sum[g][0];
+    KeepSums<NQ>(j, key, x, out, n_keys);
   }
   const int64_t tail = n_keys % 16;
   for (int64_t k = 0; k < tail; ++k) {
