@@ -185,26 +185,23 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
   // Decode rows first: every running stream gets its token each step, then
   // the draft tokens the step can afford.
   std::vector<Job*> decoding;
-  std::vector<DraftOffer> offers;
   for (auto& job : active) {
     if (job->cache->n_past() < job->seq->prompt_tokens()) continue;
     job->prefill = false;
     job->fed.assign(1, job->seq->tokens().back());
     job->draft.clear();
     job->draft_sources.clear();
-    DraftOffer& offer = offers.emplace_back();
-    if (options_.speculative) {
-      // A draft token is worth proposing only if it could still be accepted.
-      const int room = job->seq->max_completion() - job->seq->completion_tokens() - 1;
-      ProposeDraft(CountNgrams(*job), job->ngrams, shared_.answers() > 0 ? &shared_ : nullptr, options_.draft,
-                   room, &job->draft, &job->draft_sources);
-      double all_hold = 1;
-      for (const DraftSource& source : job->draft_sources)
-        offer.chance.push_back(all_hold *= acceptance_.chance(source));
-    }
     decoding.push_back(job.get());
   }
   const int n_decode = static_cast<int>(decoding.size());
+  std::vector<DraftOffer> offers(n_decode);
+  if (options_.speculative) {
+    // Each job's draft from its own n-grams (the shared phrasing and the
+    // acceptance classes are only read here), on the model's threads.
+    engine_.RunOnThreads(n_decode, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) ProposeFor(*decoding[i], &offers[i]);
+    });
+  }
   const std::vector<int> take = PlanDrafts(offers, n_decode, step_cost_.RowCost(),
                                            static_cast<int>(std::max<int64_t>(n_decode, budget)));
   for (int i = 0; i < n_decode; ++i) {
@@ -323,7 +320,17 @@ void Scheduler::AfterDecode(Job& job) {
   CountDrafts(job, accepted);
 }
 
-std::span<const TokenId> Scheduler::CountNgrams(Job& job) {
+void Scheduler::ProposeFor(Job& job, DraftOffer* offer) const {
+  // A draft token is worth proposing only if it could still be accepted.
+  const int room = job.seq->max_completion() - job.seq->completion_tokens() - 1;
+  ProposeDraft(CountNgrams(job), job.ngrams, shared_.answers() > 0 ? &shared_ : nullptr, options_.draft, room,
+               &job.draft, &job.draft_sources);
+  double all_hold = 1;
+  for (const DraftSource& source : job.draft_sources)
+    offer->chance.push_back(all_hold *= acceptance_.chance(source));
+}
+
+std::span<const TokenId> Scheduler::CountNgrams(Job& job) const {
   const std::span<const TokenId> history = job.seq->tokens();
   for (size_t i = std::max<size_t>(job.counted, 1); i < history.size(); ++i)
     job.ngrams.Count(history.first(i), history[i]);

@@ -104,8 +104,11 @@ class Scheduler {
   void AfterPrefill(Job& job);
   void Sample(Job& job) const;  // a decode step's tokens, into job.sampled; any thread
   void AfterDecode(Job& job);
-  std::span<const TokenId> CountNgrams(Job& job);  // brings the job's n-gram counts up to date; its tokens
-  void CountDrafts(Job& job, size_t accepted);     // into the job's stats and the gauges
+  // The job's draft and the chances of its tokens; any thread (reads shared_ and acceptance_).
+  void ProposeFor(Job& job, DraftOffer* offer) const;
+  // Brings the job's n-gram counts up to date; returns its tokens.
+  std::span<const TokenId> CountNgrams(Job& job) const;
+  void CountDrafts(Job& job, size_t accepted);  // into the job's stats and the gauges
   void Emit(Job& job, const GenerationChunk& chunk);
   void End(Job& job, FinishReason reason);
   void Fail(Job& job, const Status& status);
