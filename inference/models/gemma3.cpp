@@ -53,8 +53,10 @@ struct Scratch {
   std::vector<float> x, h, o, out_rows, logits;
   std::vector<float> phase;        // q, k, v, attn, then gate, up
   std::vector<uint16_t> k16, v16;  // k and v as halves, for half caches
+  std::vector<int64_t> pos;        // each row's position in its sequence
   float *q = nullptr, *k = nullptr, *v = nullptr, *attn = nullptr, *gate = nullptr, *up = nullptr;
   void Resize(const ModelConfig& c, int64_t m) {
+    pos.resize(m);
     x.resize(m * c.n_embd);
     h.resize(m * c.n_embd);
     o.resize(m * c.n_embd);
@@ -266,11 +268,11 @@ Status Gemma3Model::Forward(std::span<SequenceStep> steps, ThreadPool* pool) {
   const float embd_scale = std::sqrt(static_cast<float>(c.n_embd));
   int64_t row = 0;
   for (const SequenceStep& st : steps) {
-    for (int32_t t : st.tokens) {
+    for (size_t i = 0; i < st.tokens.size(); ++i, ++row) {
       float* x = s_.x.data() + row * c.n_embd;
-      DequantizeRow(token_embd_, t, x);
+      DequantizeRow(token_embd_, st.tokens[i], x);
       ScaleF32(embd_scale, x, c.n_embd);
-      ++row;
+      s_.pos[row] = st.cache->n_past() + static_cast<int64_t>(i);
     }
   }
 
@@ -317,31 +319,32 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
   const MatMulTarget qkv[] = {{&lw.wq, s_.q}, {&lw.wk, s_.k}, {&lw.wv, s_.v}};
   MatMulShared(qkv, s_.h.data(), m, pool);
 
+  // Every row of every sequence in one pass over the pool (a decode step's
+  // sequences have one row each: one by one, they ran on one thread).
+  ForRows(m, pool, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      float* q = s_.q + r * q_width;
+      float* k = s_.k + r * kv_width;
+      RmsNormRows(q, lw.q_norm, c.n_head, hd, c.rms_eps, q);  // the heads are consecutive rows
+      for (int64_t h = 0; h < c.n_head; ++h) RopeNeox(q + h * hd, hd, s_.pos[r], rope_base);
+      ScaleF32(c.attention_scale, q, q_width);
+      RmsNormRows(k, lw.k_norm, c.n_head_kv, hd, c.rms_eps, k);
+      for (int64_t h = 0; h < c.n_head_kv; ++h) RopeNeox(k + h * hd, hd, s_.pos[r], rope_base);
+      if (c.f16_attention) {  // the cache keeps k and v as halves
+        RoundToHalf(q, q_width);
+        FloatToHalfRow(k, kv_width, s_.k16.data() + r * kv_width);
+        FloatToHalfRow(s_.v + r * kv_width, kv_width, s_.v16.data() + r * kv_width);
+      }
+    }
+  });
   std::vector<AttentionSeq> seqs(steps.size());
   int64_t row = 0;
   for (size_t si = 0; si < steps.size(); ++si) {
     const SequenceStep& st = steps[si];
     const int64_t n = static_cast<int64_t>(st.tokens.size());
-    const int64_t p0 = st.cache->n_past();
-    ForRows(n, pool, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        float* q = s_.q + (row + i) * q_width;
-        float* k = s_.k + (row + i) * kv_width;
-        RmsNormRows(q, lw.q_norm, c.n_head, hd, c.rms_eps, q);  // the heads are consecutive rows
-        for (int64_t h = 0; h < c.n_head; ++h) RopeNeox(q + h * hd, hd, p0 + i, rope_base);
-        ScaleF32(c.attention_scale, q, q_width);
-        RmsNormRows(k, lw.k_norm, c.n_head_kv, hd, c.rms_eps, k);
-        for (int64_t h = 0; h < c.n_head_kv; ++h) RopeNeox(k + h * hd, hd, p0 + i, rope_base);
-        if (c.f16_attention) {  // the cache keeps k and v as halves
-          RoundToHalf(q, q_width);
-          FloatToHalfRow(k, kv_width, s_.k16.data() + (row + i) * kv_width);
-          FloatToHalfRow(s_.v + (row + i) * kv_width, kv_width, s_.v16.data() + (row + i) * kv_width);
-        }
-      }
-    });
     AttentionSeq& a = seqs[si];
     a.cache = st.cache;
-    a.p0 = p0;
+    a.p0 = st.cache->n_past();
     a.n = n;
     a.q = s_.q + row * q_width;
     if (c.f16_attention) {
