@@ -361,10 +361,15 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
   for (size_t si = 0; si < steps.size(); ++si) StoreKv(c, il, seqs[si], steps[si].cache);
 
   MatMul(lw.wo, s_.attn, m, s_.o.data(), pool);
-  NormRows(s_.o.data(), lw.post_attn_norm, m, e, s_.o.data(), pool);
-  AddF32(s_.o.data(), s_.x.data(), m * e);
-
-  NormRows(s_.x.data(), lw.ffn_norm, m, e, s_.h.data(), pool);
+  // Post-attention norm, residual, pre-feed-forward norm: row by row, in one
+  // pass over the pool.
+  ForRows(m, pool, [&](int64_t begin, int64_t end) {
+    float* o = s_.o.data() + begin * e;
+    float* x = s_.x.data() + begin * e;
+    RmsNormRows(o, lw.post_attn_norm, end - begin, e, c.rms_eps, o);
+    AddF32(o, x, (end - begin) * e);
+    RmsNormRows(x, lw.ffn_norm, end - begin, e, c.rms_eps, s_.h.data() + begin * e);
+  });
   const MatMulTarget gate_up[] = {{&lw.gate, s_.gate}, {&lw.up, s_.up}};
   MatMulShared(gate_up, s_.h.data(), m, pool);
   ForRows(m, pool, [&](int64_t begin, int64_t end) {
@@ -372,8 +377,11 @@ void Gemma3Model::Layer(int il, std::span<SequenceStep> steps, int64_t m, Thread
     MulF32(s_.up + begin * c.n_ff, s_.gate + begin * c.n_ff, (end - begin) * c.n_ff);
   });
   MatMul(lw.down, s_.gate, m, s_.o.data(), pool);
-  NormRows(s_.o.data(), lw.post_ffw_norm, m, e, s_.o.data(), pool);
-  AddF32(s_.o.data(), s_.x.data(), m * e);
+  ForRows(m, pool, [&](int64_t begin, int64_t end) {
+    float* o = s_.o.data() + begin * e;
+    RmsNormRows(o, lw.post_ffw_norm, end - begin, e, c.rms_eps, o);
+    AddF32(o, s_.x.data() + begin * e, (end - begin) * e);
+  });
 }
 
 }  // namespace
