@@ -102,18 +102,31 @@ void GatherRows(const Item& it, bool keys, int layer, int64_t kv_width, int64_t 
                 int64_t offset, std::vector<const T*>* rows) {
   const AttentionSeq& seq = *it.seq;
   rows->resize(j1 - j0);
-  for (int64_t j = j0; j < j1; ++j) {
-    const int64_t p = it.lo + j;
-    const T* row;
+  // Cached positions sit in consecutive slots of the layer's ring: one
+  // division for the first, then a step and a wrap.
+  const int64_t cached_end = std::clamp<int64_t>(seq.p0 - it.lo, j0, j1);
+  if (j0 < cached_end) {
+    const T* ring;
     if constexpr (sizeof(T) == sizeof(uint16_t)) {
-      row = p < seq.p0 ? (keys ? seq.cache->k16(layer, p) : seq.cache->v16(layer, p))
-                       : (keys ? seq.k16 : seq.v16) + (p - seq.p0) * kv_width;
+      ring = keys ? seq.cache->k16(layer, 0) : seq.cache->v16(layer, 0);
     } else {
-      row = p < seq.p0 ? (keys ? seq.cache->k(layer, p) : seq.cache->v(layer, p))
-                       : (keys ? seq.k : seq.v) + (p - seq.p0) * kv_width;
+      ring = keys ? seq.cache->k(layer, 0) : seq.cache->v(layer, 0);
     }
-    (*rows)[j - j0] = row + it.kv_off + offset;
+    const int64_t slots = seq.cache->slots(layer);
+    int64_t slot = (it.lo + j0) % slots;
+    for (int64_t j = j0; j < cached_end; ++j) {
+      (*rows)[j - j0] = ring + slot * kv_width + it.kv_off + offset;
+      if (++slot == slots) slot = 0;
+    }
   }
+  const T* own;
+  if constexpr (sizeof(T) == sizeof(uint16_t)) {
+    own = keys ? seq.k16 : seq.v16;
+  } else {
+    own = keys ? seq.k : seq.v;
+  }
+  for (int64_t j = cached_end; j < j1; ++j)
+    (*rows)[j - j0] = own + (it.lo + j - seq.p0) * kv_width + it.kv_off + offset;
 }
 
 // llama.cpp's softmax of each query row's scores, rounded to half.
