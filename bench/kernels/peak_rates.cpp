@@ -32,6 +32,8 @@ enum class Mix {
   kDpbusd,          // vpdpbusd zmm
   kDpbusdFma,       // vpdpbusd then vfmadd231ps on its result (llama.cpp-order lane step)
   kBroadcastDpFma,  // the same fed by a 32-bit broadcast load
+  kDpSubFma,        // vpdpbusd, the kMagic subtraction, vfmadd231ps: the Q5_0/Q8_0 panel tiles' lane step
+  kLaneStep,        // the same with both broadcasts the tiles load (lane offset, activation quad)
   kLoadZmm,         // 64-byte loads
   kLoadYmm,         // 32-byte loads
   kBroadcast32,     // 32-bit broadcast loads
@@ -68,6 +70,20 @@ RAGD_PEAK_TARGET double Rate(int64_t iterations) {
     __m512i a = _mm512_set1_epi32(p[i]);                                                   \
     asm("" : "+v"(a));                                                                     \
     f##i = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(s##i, a, w)), c, f##i); \
+  }
+      RAGD_R8(RAGD_STEP)
+#undef RAGD_STEP
+    } else if constexpr (kMix == Mix::kDpSubFma) {
+#define RAGD_STEP(i) \
+  f##i = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(s##i, w, w)), b), c, f##i);
+      RAGD_R8(RAGD_STEP)
+#undef RAGD_STEP
+    } else if constexpr (kMix == Mix::kLaneStep) {
+#define RAGD_STEP(i)                                                                                      \
+  {                                                                                                       \
+    __m512i a = _mm512_set1_epi32(p[i]), o = _mm512_set1_epi32(p[8 + (i)]);                               \
+    asm("" : "+v"(a), "+v"(o));                                                                           \
+    f##i = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(o, w, a)), b), c, f##i); \
   }
       RAGD_R8(RAGD_STEP)
 #undef RAGD_STEP
@@ -118,6 +134,8 @@ void BenchPeakRates(bool quick) {
   std::printf("  zmm vpdpbusd                            %6.2f\n", Best<Mix::kDpbusd>(n));
   std::printf("  zmm vpdpbusd + FMA on its sum (pairs)   %6.2f\n", Best<Mix::kDpbusdFma>(n));
   std::printf("  the pair fed by a 32-bit broadcast load %6.2f\n", Best<Mix::kBroadcastDpFma>(n));
+  std::printf("  vpdpbusd, subtraction, FMA (lane steps)  %6.2f\n", Best<Mix::kDpSubFma>(n));
+  std::printf("  the lane step with its two broadcasts    %6.2f\n", Best<Mix::kLaneStep>(n));
   std::printf("  64-byte loads                           %6.2f\n", Best<Mix::kLoadZmm>(n));
   std::printf("  32-byte loads                           %6.2f\n", Best<Mix::kLoadYmm>(n));
   std::printf("  32-bit broadcast loads                  %6.2f\n", Best<Mix::kBroadcast32>(n));
