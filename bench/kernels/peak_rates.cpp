@@ -134,8 +134,8 @@ void BenchPeakRates(bool quick) {
   std::printf("  zmm vpdpbusd                            %6.2f\n", Best<Mix::kDpbusd>(n));
   std::printf("  zmm vpdpbusd + FMA on its sum (pairs)   %6.2f\n", Best<Mix::kDpbusdFma>(n));
   std::printf("  the pair fed by a 32-bit broadcast load %6.2f\n", Best<Mix::kBroadcastDpFma>(n));
-  std::printf("  vpdpbusd, subtraction, FMA (lane steps)  %6.2f\n", Best<Mix::kDpSubFma>(n));
-  std::printf("  the lane step with its two broadcasts    %6.2f\n", Best<Mix::kLaneStep>(n));
+  std::printf("  vpdpbusd, subtraction, FMA (lane steps) %6.2f\n", Best<Mix::kDpSubFma>(n));
+  std::printf("  the lane step with its two broadcasts   %6.2f\n", Best<Mix::kLaneStep>(n));
   std::printf("  64-byte loads                           %6.2f\n", Best<Mix::kLoadZmm>(n));
   std::printf("  32-byte loads                           %6.2f\n", Best<Mix::kLoadYmm>(n));
   std::printf("  32-bit broadcast loads                  %6.2f\n", Best<Mix::kBroadcast32>(n));
