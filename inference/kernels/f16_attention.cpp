@@ -214,15 +214,18 @@ RAGD_F16_AVX512 inline void CombinedSums(const float* const* q, const uint16_t* 
   }
 }
 
-// Keeps key j's combined sums (one per query row) in slot j % 16 of x; the
-// 16th key of a run reduces all 16 into out.
-template <int NQ>
-RAGD_F16_AVX512 inline void KeepSums(int64_t j, const __m512* sums, float (*x)[16][16], float* out,
+// Keeps the combined sums of keys j .. j + NK - 1 (sums[g][k]: query row g,
+// key j + k) in slots (j + k) % 16 of x; the 16th key of a run reduces all
+// 16 into out.
+template <int NQ, int NK>
+RAGD_F16_AVX512 inline void KeepSums(int64_t j, const __m512 (&sums)[NQ][NK], float (*x)[16][16], float* out,
                                      int64_t n_keys) {
-  const int k = static_cast<int>(j % 16);
-  for (int g = 0; g < NQ; ++g) _mm512_store_ps(x[g][k], sums[g]);
-  if (k == 15) {
-    for (int g = 0; g < NQ; ++g) _mm512_storeu_ps(out + g * n_keys + j - 15, Reduce16x16(x[g]));
+  for (int k = 0; k < NK; ++k) {
+    const int slot = static_cast<int>((j + k) % 16);
+    for (int g = 0; g < NQ; ++g) _mm512_store_ps(x[g][slot], sums[g][k]);
+    if (slot == 15) {
+      for (int g = 0; g < NQ; ++g) _mm512_storeu_ps(out + g * n_keys + j + k - 15, Reduce16x16(x[g]));
+    }
   }
 }
 
@@ -236,20 +239,14 @@ RAGD_F16_AVX512 void DotKeysAvx512(const float* const* q, const uint16_t* const*
   int64_t j = 0;
   for (; j + 2 <= n_keys; j += 2) {
     for (int64_t a = j + kKeysAhead; a < std::min(n_keys, j + kKeysAhead + 2); ++a) PrefetchRow(keys[a], n);
-    __m512 sum[NQ][2], key[2][NQ];
-    CombinedSums<NQ, 2>(q, keys + j, n, sum);
-    for (int g = 0; g < NQ; ++g) {
-      key[0][g] = sum[g][0];
-      key[1][g] = sum[g][1];
-    }
-    KeepSums<NQ>(j, key[0], x, out, n_keys);
-    KeepSums<NQ>(j + 1, key[1], x, out, n_keys);
+    __m512 sums[NQ][2];
+    CombinedSums<NQ, 2>(q, keys + j, n, sums);
+    KeepSums<NQ, 2>(j, sums, x, out, n_keys);
   }
   if (j < n_keys) {
-    __m512 sum[NQ][1], key[NQ];
-    CombinedSums<NQ, 1>(q, keys + j, n, sum);
-    for (int g = 0; g < NQ; ++g) key[g] = sum[g][0];
-    KeepSums<NQ>(j, key, x, out, n_keys);
+    __m512 sums[NQ][1];
+    CombinedSums<NQ, 1>(q, keys + j, n, sums);
+    KeepSums<NQ, 1>(j, sums, x, out, n_keys);
   }
   const int64_t tail = n_keys % 16;
   for (int64_t k = 0; k < tail; ++k) {
