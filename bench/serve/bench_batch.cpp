@@ -3,7 +3,7 @@
 // together, how many draft tokens a step can afford).
 //
 //   bench_batch [--model PATH] [--threads 2] [--context 600] [--steps 24]
-//               [--batches 1,2,4,8,16] [--drafts 0,2,4,8]
+//               [--batches 1,2,4,8,16] [--drafts 0,2,4,8 or none: decode only]
 //
 // Decode: B sequences, each with --context positions already in its cache,
 // one new token each per step: ms per step and aggregate tok/s for B = 1, 2,
@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
   std::vector<int> batches = {1, 2, 4, 8, 16}, drafts = {0, 2, 4, 8};
   auto parse_list = [](const std::string& text, std::vector<int>* out) {
     out->clear();
+    if (text == "none") return true;  // skip that part
     for (size_t pos = 0; pos <= text.size();) {
       const size_t comma = std::min(text.find(',', pos), text.size());
       const int v = std::atoi(text.substr(pos, comma - pos).c_str());
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
       steps = std::atoi(argv[i + 1]);
     else if (a == "--batches" || a == "--drafts") {
       if (!parse_list(argv[i + 1], a == "--batches" ? &batches : &drafts)) {
-        std::fprintf(stderr, "bench_batch: %s takes a list of counts, e.g. 1,2,4\n", a.c_str());
+        std::fprintf(stderr, "bench_batch: %s takes a list of counts, e.g. 1,2,4, or none\n", a.c_str());
         return 2;
       }
     } else {
@@ -150,6 +151,7 @@ int main(int argc, char** argv) {
     if (base == 0) base = tps;
     std::printf("  %2d | %7.2f ms | %7.1f tok/s | %5.2fx\n", b, ms, tps, tps / base);
   }
+  if (drafts.empty()) return 0;
   std::printf("draft verification, 1 sequence: draft tokens | ms per step | vs the first\n");
   auto one = MakeSeqs(**model, pool, 1, context);
   double plain = 0;
