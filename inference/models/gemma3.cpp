@@ -293,7 +293,10 @@ Status Gemma3Model::Forward(std::span<SequenceStep> steps, ThreadPool* pool) {
     row += n;
   }
   RmsNormRows(s_.out_rows.data(), output_norm_, n_out_rows, c.n_embd, c.rms_eps, s_.out_rows.data());
-  s_.logits.resize(n_out_rows * c.n_vocab);
+  // Grown, never shrunk: a row of logits is a megabyte, and resizing up after
+  // a step with fewer rows (the draft rows come and go) would zero-fill it.
+  const size_t n_logits = static_cast<size_t>(n_out_rows * c.n_vocab);
+  if (s_.logits.size() < n_logits) s_.logits.resize(n_logits);
   if (n_out_rows > 0) MatMul(token_embd_, s_.out_rows.data(), n_out_rows, s_.logits.data(), pool);
   out_row = 0;
   for (SequenceStep& st : steps) {

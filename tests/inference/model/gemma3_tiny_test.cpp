@@ -147,10 +147,12 @@ INSTANTIATE_TEST_SUITE_P(Types, TinyGemmaTest,
                          ::testing::Combine(::testing::Values(0, 1), ::testing::Bool()));
 
 // Heads of 64 values take llama.cpp's half-precision attention kernels with
-// a half KV cache. A single decode row on a pool is cut into pieces (scores
-// by runs of keys, sums by runs of dimensions: 64 of them for heads of 64,
-// 128 for heads of 256); without a pool it is one item: the logits must be the
-// same to the bit, and a float cache close.
+// a half KV cache. Fewer than two rows a thread (steps of 1 and 3 rows here)
+// are cut into pieces on a pool (scores by runs of keys, sums by runs of
+// dimensions: 64 of them for heads of 64, 128 for heads of 256), more (5, 12)
+// are whole items, each row with its own sliding window past position 150;
+// without a pool each row is one item: the logits must be the same to the
+// bit, and a float cache close.
 TEST(TinyGemma, HalfCacheDecodeInPiecesMatchesWholeItems) {
   for (const int head_dim : {64, 256}) {
     SCOPED_TRACE("head_dim " + std::to_string(head_dim));
@@ -167,9 +169,11 @@ TEST(TinyGemma, HalfCacheDecodeInPiecesMatchesWholeItems) {
     // Past 128 positions: more than one run of keys per piece.
     const auto tokens = RandomTokens(300, spec.n_vocab, 5);
     ThreadPool pool(2);
-    const auto pieces = RunChunked(*half.model, tokens, {200, 1}, &pool);
-    const auto whole = RunChunked(*half.model, tokens, {200, 1}, nullptr);
-    const auto floats = RunChunked(*full.model, tokens, {200, 1}, &pool);
+    std::vector<int> chunks = {200};  // then 1, 5, 1, 12, 3, 1, 5, ... to the end
+    for (int i = 0; i < 5; ++i) chunks.insert(chunks.end(), {1, 5, 1, 12, 3});
+    const auto pieces = RunChunked(*half.model, tokens, chunks, &pool);
+    const auto whole = RunChunked(*half.model, tokens, chunks, nullptr);
+    const auto floats = RunChunked(*full.model, tokens, chunks, &pool);
     ASSERT_EQ(pieces.size(), tokens.size());
     ASSERT_EQ(whole.size(), tokens.size());
     for (size_t t = 200; t < tokens.size(); ++t) {
