@@ -15,13 +15,20 @@ namespace {
 // whole kv group: each row of the cache is read once per query token.
 constexpr int kHeadsPerItem = 4;
 
-// When there are fewer items than this many per thread (a lone decode row has
-// one per kv head), each item is cut in pieces so that every thread has a
-// share: the scores by runs of keys, the weighted sums by runs of the value
+// A sequence's consecutive tokens read the same key and value rows: up to
+// this many of them make a group, whose items run one after the other on one
+// thread (or, in pieces, run by run of keys), so that the rows come in from
+// memory once for the group (a decode step's draft tokens, a prompt chunk's
+// neighbours) instead of once per token on whichever core takes it.
+constexpr int64_t kTokensPerGroup = 8;
+
+// When there are fewer groups than this many per thread (a lone decode row
+// has one per kv head), each group is cut in pieces so that every thread has
+// a share: the scores by runs of keys, the weighted sums by runs of the value
 // dimension (128 values where the head width allows: 256 bytes of each row,
 // which stream in from memory faster than 64-value cuts, bench_kernels
 // --attention).
-constexpr int64_t kItemsPerThread = 2;
+constexpr int64_t kGroupsPerThread = 1;
 constexpr int64_t kKeysPerPiece = 128;
 constexpr int64_t kDimsPerPiece = 128;
 
@@ -46,9 +53,28 @@ class Items {
     chunks_ = (group_ + kHeadsPerItem - 1) / kHeadsPerItem;
     per_token_ = config.n_head_kv * chunks_;
     first_.assign(seqs.size() + 1, 0);
-    for (size_t s = 0; s < seqs.size(); ++s) first_[s + 1] = first_[s] + seqs[s].n * per_token_;
+    group_first_.assign(seqs.size() + 1, 0);
+    for (size_t s = 0; s < seqs.size(); ++s) {
+      first_[s + 1] = first_[s] + seqs[s].n * per_token_;
+      const int64_t runs = (seqs[s].n + kTokensPerGroup - 1) / kTokensPerGroup;
+      group_first_[s + 1] = group_first_[s] + runs * per_token_;
+    }
   }
   int64_t size() const { return first_.back(); }
+  int64_t groups() const { return group_first_.back(); }
+
+  // The items of group g: tokens [t0, t0 + n) of one sequence with the same
+  // kv head and query heads, items first, first + stride, ...
+  struct Group {
+    int64_t first = 0, n = 0, stride = 0;
+  };
+  Group GroupAt(int64_t g) const {
+    const size_t s = std::upper_bound(group_first_.begin(), group_first_.end(), g) - group_first_.begin() - 1;
+    const int64_t local = g - group_first_[s];
+    const int64_t t0 = local / per_token_ * kTokensPerGroup;
+    return {first_[s] + t0 * per_token_ + local % per_token_, std::min(kTokensPerGroup, seqs_[s].n - t0),
+            per_token_};
+  }
 
   Item Get(int64_t item) const {
     const size_t s = std::upper_bound(first_.begin(), first_.end(), item) - first_.begin() - 1;
@@ -78,21 +104,22 @@ class Items {
   int64_t window_;
   std::span<const AttentionSeq> seqs_;
   int64_t group_ = 0, chunks_ = 0, per_token_ = 0;
-  std::vector<int64_t> first_;  // first item of each sequence
+  std::vector<int64_t> first_;        // first item of each sequence
+  std::vector<int64_t> group_first_;  // first group of each sequence
 };
 
 // Whether the item streams its value rows in (StreamRowsF16) before its
-// weighted sum: its step's first token does (later tokens of the step find
-// the rows cached). The sum walks rows 64 positions apart, which the
-// prefetchers do not follow far, and a decode step's rows are cold: the
-// weights and the other sequences' caches pass through the last-level cache
-// between two steps. Cold rows, bench_kernels --attention on an AMD EPYC
+// weighted sum: its group's first token does (the group's later tokens, on
+// the same thread, find the rows cached). The sum walks rows 64 positions
+// apart, which the prefetchers do not follow far, and a decode step's rows
+// are cold: the weights and the other sequences' caches pass through the
+// last-level cache between two steps. Cold rows, bench_kernels --attention on an AMD EPYC
 // (Zen 5): 512 keys (a sliding window) 31.6 -> 13.6 us, 900 keys 59 -> 40
 // us; warm rows lose 1.5-2 us to the extra pass. (On the Xeon of earlier
 // measurements the walk alone was a little faster at 512 keys: streaming
 // then paid only past ~1000 keys. bench_batch here, 8 sequences at 900
 // positions, 6 runs alternated: 15.2 -> 12.5 ms per step.)
-bool StreamsValues(const Item& it) { return it.i == 0; }
+bool StreamsValues(const Item& it) { return it.i % kTokensPerGroup == 0; }
 
 // Pointers to the K (or V) rows of positions it.lo + j0 .. it.lo + j1 - 1,
 // `offset` values into the item's kv head: from the cache before the step's
@@ -185,52 +212,74 @@ void AttendItem(const ModelConfig& config, int layer, const Item& it, bool llama
   WeightedRowSum(scores.data(), it.nq, values.data(), it.n_keys, hd, it.out);
 }
 
-// Few items, llama.cpp order: the scores of runs of kKeysPerPiece keys on
-// the pool, then per run of kDimsPerPiece output values the softmax (each
-// piece of an item computes the same one) and the weighted sum. Every value
-// is summed exactly as AttendItem sums it.
+// Few groups, llama.cpp order: the scores of runs of kKeysPerPiece
+// positions on the pool (each run for every token of its group that sees
+// it), then per run of kDimsPerPiece output values the softmax (each piece of
+// an item computes the same one) and the weighted sums of the group's tokens.
+// Every value is summed exactly as AttendItem sums it.
 void AttendInPieces(const ModelConfig& config, int layer, const Items& items, ThreadPool* pool) {
   const int64_t hd = config.head_dim, kv_width = config.n_head_kv * hd;
   std::vector<Item> all(items.size());
-  std::vector<int64_t> score_at(all.size() + 1, 0), key_piece(all.size() + 1, 0);
+  std::vector<int64_t> score_at(all.size() + 1, 0);
   for (size_t k = 0; k < all.size(); ++k) {
     all[k] = items.Get(static_cast<int64_t>(k));
     score_at[k + 1] = score_at[k] + all[k].nq * all[k].n_keys;
-    key_piece[k + 1] = key_piece[k] + (all[k].n_keys + kKeysPerPiece - 1) / kKeysPerPiece;
+  }
+  // Group g's visible positions run from lo[g] (its first token's first key)
+  // to its last token's own position.
+  const int64_t n_groups = items.groups();
+  std::vector<Items::Group> groups(n_groups);
+  std::vector<int64_t> lo(n_groups), key_piece(n_groups + 1, 0);
+  for (int64_t g = 0; g < n_groups; ++g) {
+    groups[g] = items.GroupAt(g);
+    const Item& first = all[groups[g].first];
+    const Item& last = all[groups[g].first + (groups[g].n - 1) * groups[g].stride];
+    lo[g] = first.lo;
+    const int64_t span = last.lo + last.n_keys - first.lo;
+    key_piece[g + 1] = key_piece[g] + (span + kKeysPerPiece - 1) / kKeysPerPiece;
   }
   std::vector<float> scores(score_at.back());
   pool->RunDynamic(key_piece.back(), 1, [&](int64_t begin, int64_t end, int) {
     thread_local std::vector<const uint16_t*> keys;
     thread_local std::vector<float> part;
     for (int64_t piece = begin; piece < end; ++piece) {
-      const size_t k = std::upper_bound(key_piece.begin(), key_piece.end(), piece) - key_piece.begin() - 1;
-      const Item& it = all[k];
-      const int64_t j0 = (piece - key_piece[k]) * kKeysPerPiece, j1 = std::min(it.n_keys, j0 + kKeysPerPiece);
-      GatherRows(it, true, layer, kv_width, j0, j1, 0, &keys);
-      part.resize(it.nq * (j1 - j0));
-      DotRowsF16Order(it.q, it.nq, keys.data(), j1 - j0, hd, part.data());
-      for (int g = 0; g < it.nq; ++g) {
-        std::memcpy(scores.data() + score_at[k] + g * it.n_keys + j0, part.data() + g * (j1 - j0),
-                    (j1 - j0) * sizeof(float));
+      const size_t g = std::upper_bound(key_piece.begin(), key_piece.end(), piece) - key_piece.begin() - 1;
+      const int64_t p0 = lo[g] + (piece - key_piece[g]) * kKeysPerPiece;
+      for (int64_t t = 0; t < groups[g].n; ++t) {
+        const int64_t k = groups[g].first + t * groups[g].stride;
+        const Item& it = all[k];
+        const int64_t j0 = std::max<int64_t>(p0 - it.lo, 0);
+        const int64_t j1 = std::min(it.n_keys, p0 + kKeysPerPiece - it.lo);
+        if (j0 >= j1) continue;
+        GatherRows(it, true, layer, kv_width, j0, j1, 0, &keys);
+        part.resize(it.nq * (j1 - j0));
+        DotRowsF16Order(it.q, it.nq, keys.data(), j1 - j0, hd, part.data());
+        for (int q = 0; q < it.nq; ++q) {
+          std::memcpy(scores.data() + score_at[k] + q * it.n_keys + j0, part.data() + q * (j1 - j0),
+                      (j1 - j0) * sizeof(float));
+        }
       }
     }
   });
   const int64_t dims = hd % kDimsPerPiece == 0 ? kDimsPerPiece : 64;  // llama order: hd % 64 == 0
   const int64_t dim_pieces = hd / dims;
-  pool->RunDynamic(static_cast<int64_t>(all.size()) * dim_pieces, 1, [&](int64_t begin, int64_t end, int) {
+  pool->RunDynamic(n_groups * dim_pieces, 1, [&](int64_t begin, int64_t end, int) {
     thread_local std::vector<const uint16_t*> values;
     thread_local std::vector<float> w;
     for (int64_t piece = begin; piece < end; ++piece) {
-      const Item& it = all[piece / dim_pieces];
+      const Items::Group& group = groups[piece / dim_pieces];
       const int64_t d0 = piece % dim_pieces * dims;
-      w.assign(scores.begin() + score_at[piece / dim_pieces],
-               scores.begin() + score_at[piece / dim_pieces + 1]);
-      SoftmaxRows(it, w.data());
-      GatherRows(it, false, layer, kv_width, 0, it.n_keys, d0, &values);
-      if (StreamsValues(it)) StreamRowsF16(values.data(), it.n_keys, dims);
-      float* out[kHeadsPerItem];
-      for (int g = 0; g < it.nq; ++g) out[g] = it.out[g] + d0;
-      WeightedRowSumF16Order(w.data(), it.nq, values.data(), it.n_keys, it.lo, dims, out);
+      for (int64_t t = 0; t < group.n; ++t) {
+        const int64_t k = group.first + t * group.stride;
+        const Item& it = all[k];
+        w.assign(scores.begin() + score_at[k], scores.begin() + score_at[k + 1]);
+        SoftmaxRows(it, w.data());
+        GatherRows(it, false, layer, kv_width, 0, it.n_keys, d0, &values);
+        if (StreamsValues(it)) StreamRowsF16(values.data(), it.n_keys, dims);
+        float* out[kHeadsPerItem];
+        for (int q = 0; q < it.nq; ++q) out[q] = it.out[q] + d0;
+        WeightedRowSumF16Order(w.data(), it.nq, values.data(), it.n_keys, it.lo, dims, out);
+      }
     }
   });
 }
@@ -241,20 +290,23 @@ void Attend(const ModelConfig& config, int layer, int64_t window, std::span<cons
             ThreadPool* pool) {
   const bool llama_order = config.f16_attention && config.head_dim % 64 == 0;
   const Items items(config, window, seqs);
-  const int64_t total = items.size();
-  if (pool != nullptr && pool->size() > 1 && llama_order && total < kItemsPerThread * pool->size()) {
+  const int64_t n_groups = items.groups();
+  if (pool != nullptr && pool->size() > 1 && llama_order && n_groups < kGroupsPerThread * pool->size()) {
     AttendInPieces(config, layer, items, pool);
     return;
   }
   auto work = [&](int64_t begin, int64_t end, int /*thread*/) {
-    for (int64_t item = begin; item < end; ++item) AttendItem(config, layer, items.Get(item), llama_order);
+    for (int64_t g = begin; g < end; ++g) {
+      const Items::Group group = items.GroupAt(g);
+      for (int64_t t = 0; t < group.n; ++t)
+        AttendItem(config, layer, items.Get(group.first + t * group.stride), llama_order);
+    }
   };
-  if (pool != nullptr && total > 1) {
-    // Later tokens see more keys: hand out small pieces to balance threads
-    // (single items when there are few, e.g. a decode step of two sequences).
-    pool->RunDynamic(total, total < 4 * pool->size() ? 1 : 2, work);
+  if (pool != nullptr && items.size() > 1) {
+    // Later tokens see more keys: hand out single groups to balance threads.
+    pool->RunDynamic(n_groups, 1, work);
   } else {
-    work(0, total, 0);
+    work(0, n_groups, 0);
   }
 }
 

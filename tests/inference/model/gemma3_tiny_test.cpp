@@ -147,17 +147,20 @@ INSTANTIATE_TEST_SUITE_P(Types, TinyGemmaTest,
                          ::testing::Combine(::testing::Values(0, 1), ::testing::Bool()));
 
 // Heads of 64 values take llama.cpp's half-precision attention kernels with
-// a half KV cache. Fewer than two rows a thread (steps of 1 and 3 rows here)
-// are cut into pieces on a pool (scores by runs of keys, sums by runs of
-// dimensions: 64 of them for heads of 64, 128 for heads of 256), more (5, 12)
-// are whole items, each row with its own sliding window past position 150;
-// without a pool each row is one item: the logits must be the same to the
-// bit, and a float cache close.
+// a half KV cache. With one kv head (as Gemma 3 270M), a step of up to 8 rows
+// of one sequence is one group, which a pool cuts in pieces (scores by runs
+// of keys for all its rows, sums by runs of dimensions: 64 of them for heads
+// of 64, 128 for heads of 256); 12 rows make two groups, each whole on a
+// thread; rows past position 150 each have their own sliding window. Without
+// a pool each row is one item: the logits must be the same to the bit, and a
+// float cache close.
 TEST(TinyGemma, HalfCacheDecodeInPiecesMatchesWholeItems) {
   for (const int head_dim : {64, 256}) {
     SCOPED_TRACE("head_dim " + std::to_string(head_dim));
     TinyGemmaSpec spec;
     spec.head_dim = head_dim;
+    spec.n_head = 4;
+    spec.n_head_kv = 1;
     spec.sliding_window = 150;
     spec.context_length = 320;
     const std::string name = "pieces" + std::to_string(head_dim);
