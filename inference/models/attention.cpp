@@ -291,8 +291,14 @@ void Attend(const ModelConfig& config, int layer, int64_t window, std::span<cons
   const bool llama_order = config.f16_attention && config.head_dim % 64 == 0;
   const Items items(config, window, seqs);
   const int64_t n_groups = items.groups();
-  if (pool != nullptr && pool->size() > 1 && llama_order && n_groups < kGroupsPerThread * pool->size()) {
-    AttendInPieces(config, layer, items, pool);
+  if (pool != nullptr && pool->size() > 1 && n_groups < kGroupsPerThread * pool->size()) {
+    if (llama_order) {
+      AttendInPieces(config, layer, items, pool);
+    } else {  // the other kernels are not cut in pieces: the items spread over the threads
+      pool->RunDynamic(items.size(), 1, [&](int64_t begin, int64_t end, int) {
+        for (int64_t item = begin; item < end; ++item) AttendItem(config, layer, items.Get(item), false);
+      });
+    }
     return;
   }
   auto work = [&](int64_t begin, int64_t end, int /*thread*/) {
