@@ -5,10 +5,11 @@
 // against one activation row, and the scale product d_w*d_a is one multiply
 // per block for the 16 rows instead of one per row pair. Each output still
 // takes exactly LegacyTile's float steps, so rows are bitwise those of the
-// one-row kernels. Q8_0 and Q5_0 weights packed at load (packed_weight.h)
-// are read in the same panels, never repacked. Included only by
-// kernels_avx512.cpp; internal linkage. The lane sums become floats by the
-// kMagic subtraction (x86_legacy_tiles.h).
+// one-row kernels. Q8_0 weights packed at load (packed_weight.h) are read
+// in the same panels, never repacked; Q5_0 ones are unpacked once per panel
+// and product, each pair of lanes side by side (LegacyLanePairTile).
+// Included only by kernels_avx512.cpp; internal linkage. The lane sums become
+// floats by the kMagic subtraction (x86_legacy_tiles.h).
 #pragma once
 
 #include <immintrin.h>
@@ -284,11 +285,11 @@ inline void UnpackPackedQ5(const uint8_t* src, uint8_t* dst) {
 // Rows [r0, r1) (r0 a multiple of 16) of a weight packed in panels
 // (packed_weight.h: Q8_0 or Q5_0) times m Q8A activation rows, for every m:
 // Q8_0 panels are multiplied where they lie, Q5_0 ones unpacked once per
-// panel in lane pairs (LegacyLanePairTile), and each panel's half-precision scales are
-// converted once for all its tiles; the panel after next streams in spread
-// over the block steps of its first tiles. Block sums go two panels at a
-// time where two are left (BlockSumPanelTile), then "the panel after next"
-// is the pair after next.
+// panel in lane pairs (LegacyLanePairTile), and each panel's half-precision
+// scales are converted once for all its tiles; the panel after next streams
+// in spread over the block steps of its first tiles. Block sums go two
+// panels at a time where two are left (BlockSumPanelTile), then "the panel
+// after next" is the pair after next.
 template <GgmlType kType, SumOrder kOrder>
 void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
                     int64_t ldy, int64_t r0, int64_t r1) {
