@@ -5,9 +5,10 @@
 // against one activation row, and the scale product d_w*d_a is one multiply
 // per block for the 16 rows instead of one per row pair. Each output still
 // takes exactly LegacyTile's float steps, so rows are bitwise those of the
-// one-row kernels. Q8_0 weights packed at load (packed_weight.h) are read
-// in the same panels, never repacked; Q5_0 ones are unpacked once per panel
-// and product, each pair of lanes side by side (LegacyLanePairTile).
+// one-row kernels. Weights packed at load (packed_weight.h) go through
+// LegacyLanePairTile, each pair of lanes side by side: Q8_0 panels read where
+// they lie and paired as loaded, Q5_0 ones unpacked once per panel and
+// product straight into pairs.
 // Included only by kernels_avx512.cpp; internal linkage. The lane sums become
 // floats by the kMagic subtraction (x86_legacy_tiles.h).
 #pragma once
@@ -90,7 +91,9 @@ void LegacyPanelTile(const uint8_t* q, const float* scale, int64_t nb, const uin
 // 2.26-2.51 -> 1.97-2.08 ms, m = 32: 7.4-8.1 -> 6.4-6.9). Every output
 // takes LegacyPanelTile's steps (the same integer lane sums, the same FMAs in
 // the same order, the lanes combined as ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7))).
-template <int C>
+// kInterleave: q is in LegacyPanelTile's layout (a packed Q8_0 panel, read
+// where it lies) and each pair of lane vectors is interleaved as it is loaded.
+template <int C, bool kInterleave>
 void LegacyLanePairTile(const uint8_t* q, const float* pair_scale, int64_t nb, const uint8_t* const* acts,
                         const int32_t* const* offs, float* y, int64_t ldy, __mmask16 store_mask,
                         SpreadPrefetch* pf) {
@@ -112,7 +115,12 @@ void LegacyLanePairTile(const uint8_t* q, const float* pair_scale, int64_t nb, c
       aq[c] = ab.qs;
     });
     ForEachConst<4>([&]<int p>() {
-      const __m512i w0 = _mm512_loadu_si512(wq + 128 * p), w1 = _mm512_loadu_si512(wq + 128 * p + 64);
+      __m512i w0 = _mm512_loadu_si512(wq + 128 * p), w1 = _mm512_loadu_si512(wq + 128 * p + 64);
+      if constexpr (kInterleave) {
+        const __m512i lane0 = w0;
+        w0 = _mm512_unpacklo_epi32(lane0, w1);
+        w1 = _mm512_unpackhi_epi32(lane0, w1);
+      }
       ForEachConst<C>([&]<int c>() {
         int64_t a8, o8;
         std::memcpy(&a8, aq[c] + 8 * p, 8);
@@ -285,7 +293,8 @@ inline void UnpackPackedQ5(const uint8_t* src, uint8_t* dst) {
 // Rows [r0, r1) (r0 a multiple of 16) of a weight packed in panels
 // (packed_weight.h: Q8_0 or Q5_0) times m Q8A activation rows, for every m:
 // Q8_0 panels are multiplied where they lie, Q5_0 ones unpacked once per
-// panel in lane pairs (LegacyLanePairTile), and each panel's half-precision
+// panel in lane pairs (both through LegacyLanePairTile in llama.cpp's order,
+// BlockSumPanelTile for block sums), and each panel's half-precision
 // scales are converted once for all its tiles; the panel after next streams
 // in spread over the block steps of its first tiles. Block sums go two
 // panels at a time where two are left (BlockSumPanelTile), then "the panel
@@ -296,7 +305,7 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   static_assert(kOrder == SumOrder::kLlamaCpp || kType == GgmlType::kQ8_0);
   constexpr bool kBlockSums = kOrder == SumOrder::kBlockSums;
   constexpr int kMaxPanels = kBlockSums ? 2 : 1;
-  constexpr bool kLanePairs = kType == GgmlType::kQ5_0;
+  constexpr bool kLanePairs = !kBlockSums;  // Q5_0 unpacked in pairs, Q8_0 paired as loaded
   assert(w.packed->type == kType && r0 % kPanelRows == 0);
   thread_local std::vector<int32_t> offs;
   thread_local std::vector<CacheLine> unpacked;
@@ -308,9 +317,9 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   scales.resize(static_cast<size_t>(kMaxPanels * kPanelRows * nb * (kLanePairs ? 2 : 1)));
   using TileFn = void (*)(const uint8_t*, const float*, int64_t, const uint8_t* const*, const int32_t* const*,
                           float*, int64_t, __mmask16, SpreadPrefetch*);
-  static constexpr TileFn kTiles[kLegacyPanelCols] = {
-      kLanePairs ? LegacyLanePairTile<1> : LegacyPanelTile<1>,
-      kLanePairs ? LegacyLanePairTile<2> : LegacyPanelTile<2>};
+  constexpr bool kInterleave = kType == GgmlType::kQ8_0;
+  static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyLanePairTile<1, kInterleave>,
+                                                      LegacyLanePairTile<2, kInterleave>};
   using BlockSumFn = void (*)(const uint8_t*, size_t, const float*, int64_t, const BlockQ8A* const*, float*,
                               int64_t, __mmask16, SpreadPrefetch*);
   static constexpr BlockSumFn kBlockSumTiles[kBlockSumCols] = {
