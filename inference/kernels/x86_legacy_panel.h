@@ -1,16 +1,17 @@
 // Q4_0 / Q5_0 / Q8_0 batches for AVX-512 VNNI, in llama.cpp's lane order
-// (x86_legacy_tiles.h): 16 weight rows are repacked into a panel
-// (x86_panel.h's Repack: dword i = 8*block + lane of row r at (i*16 + r)*4,
-// scale[block][r]), so one vpdpbusd gives lane l of one block for all 16 rows
-// against one activation row, and the scale product d_w*d_a is one multiply
-// per block for the 16 rows instead of one per row pair. Each output still
-// takes exactly LegacyTile's float steps, so rows are bitwise those of the
-// one-row kernels. Weights packed at load (packed_weight.h) go through
-// LegacyLanePairTile, each pair of lanes side by side: Q8_0 panels read where
-// they lie and paired as loaded, Q5_0 ones unpacked once per panel and
-// product straight into pairs.
-// Included only by kernels_avx512.cpp; internal linkage. The lane sums become
-// floats by the kMagic subtraction (x86_legacy_tiles.h).
+// (x86_legacy_tiles.h): 16 weight rows make a panel in which one vpdpbusd
+// gives a lane of one block for 16 rows (Repack, x86_panel.h: dword i = 8 *
+// block + lane of row r at (i*16 + r)*4; or packed at load, packed_weight.h),
+// read by LegacyLanePairTile with each pair of lanes side by side (two rows'
+// lanes per vector half), so that one 64-bit broadcast serves two lanes of
+// an activation row; the scale product d_w*d_a is one multiply per block for
+// 8 rows. Q8_0 panels packed at load are read where they lie and paired as
+// loaded, as are repacked ones; packed Q5_0 ones are unpacked once per panel
+// and product straight into pairs. Each output takes exactly LegacyTile's
+// float steps, so rows are bitwise those of the one-row kernels. Block sums
+// (the tied output's order) have their own tile, BlockSumPanelTile. Included
+// only by kernels_avx512.cpp; internal linkage. The lane sums become floats
+// by the kMagic subtraction (x86_legacy_tiles.h).
 #pragma once
 
 #include <immintrin.h>
@@ -38,61 +39,31 @@ inline void ForEachConst(F&& f) {
   (std::make_integer_sequence<int, N>());
 }
 
-// y[c*ldy + lane r] for C activation rows (offs: their lane offsets plus
-// kMagicBits, 8 per block) and the 16 weight rows of a panel (block b: its
-// quants at q + 512*b, its scales at scale + 16*b; store_mask: the rows that
-// exist). pf->Next(), when pf is set, runs once per block.
-template <int C>
-void LegacyPanelTile(const uint8_t* q, const float* scale, int64_t nb, const uint8_t* const* acts,
-                     const int32_t* const* offs, float* y, int64_t ldy, __mmask16 store_mask,
-                     SpreadPrefetch* pf) {
-  __m512 acc[C][8];
-  ForEachConst<C>([&]<int c>() { ForEachConst<8>([&]<int l>() { acc[c][l] = _mm512_setzero_ps(); }); });
-  const __m512 magic = _mm512_set1_ps(kMagic);
-  for (int64_t b = 0; b < nb; ++b) {
-    if (pf != nullptr) pf->Next();
-    const uint8_t* wq = q + b * 8 * 64;
-    const __m512 dw = _mm512_loadu_ps(scale + b * kPanelRows);
-    __m512 d[C];
-    const int8_t* aq[C];
-    ForEachConst<C>([&]<int c>() {
-      const BlockQ8A& ab = reinterpret_cast<const BlockQ8A*>(acts[c])[b];
-      d[c] = _mm512_mul_ps(dw, _mm512_set1_ps(ab.d));
-      aq[c] = ab.qs;
-    });
-    ForEachConst<8>([&]<int l>() {
-      const __m512i wv = _mm512_loadu_si512(wq + 64 * l);
-      ForEachConst<C>([&]<int c>() {
-        int32_t a4;
-        std::memcpy(&a4, aq[c] + 4 * l, 4);
-        const __m512i s =
-            _mm512_dpbusd_epi32(_mm512_set1_epi32(offs[c][8 * b + l]), wv, _mm512_set1_epi32(a4));
-        acc[c][l] = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(s), magic), d[c], acc[c][l]);
-      });
-    });
-  }
-  ForEachConst<C>([&]<int c>() {
-    const __m512 u0 = _mm512_add_ps(_mm512_add_ps(acc[c][0], acc[c][4]), _mm512_add_ps(acc[c][2], acc[c][6]));
-    const __m512 u1 = _mm512_add_ps(_mm512_add_ps(acc[c][1], acc[c][5]), _mm512_add_ps(acc[c][3], acc[c][7]));
-    _mm512_mask_storeu_ps(y + c * ldy, store_mask, _mm512_add_ps(u0, u1));
-  });
+// A block's 16 row scales (d[r]) as LegacyLanePairTile reads them: out[0 ..
+// 31], each row's scale in both dwords of its pair.
+inline void StorePairScales(__m512 d, float* out) {
+  _mm512_storeu_ps(out, _mm512_unpacklo_ps(d, d));
+  _mm512_storeu_ps(out + 16, _mm512_unpackhi_ps(d, d));
 }
 
-// LegacyPanelTile's sums over a panel unpacked in lane pairs (UnpackPackedQ5):
-// block b's 512 bytes hold, for each pair of lanes (2q, 2q+1), two vectors,
-// rows {0,1,4,5,8,9,12,13} then {2,3,6,7,10,11,14,15}, with dword 2j + p
-// lane 2q + p of the half's row j; its scales at pair_scale + 32*b, two
-// vectors with each row's d_w in both dwords of its pair. One 64-bit
-// broadcast then brings the activation quads (and the lane offsets) of two
-// lanes where LegacyPanelTile loads one 32-bit broadcast per lane: 1.5 loads
-// a lane step for two activation rows instead of 2.5 (a scratch loop of
-// either tile's instruction mix on an AMD EPYC Zen 5 core: ~3.7 G lane steps/s
-// against ~3.1; bench_kernels --batch, the layers' Q5_0 products at m = 8:
-// 2.26-2.51 -> 1.97-2.08 ms, m = 32: 7.4-8.1 -> 6.4-6.9). Every output
-// takes LegacyPanelTile's steps (the same integer lane sums, the same FMAs in
-// the same order, the lanes combined as ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7))).
-// kInterleave: q is in LegacyPanelTile's layout (a packed Q8_0 panel, read
-// where it lies) and each pair of lane vectors is interleaved as it is loaded.
+// y[c*ldy + lane r] for C activation rows (offs: their lane offsets plus
+// kMagicBits, 8 per block) and the 16 weight rows of a panel (store_mask: the
+// rows that exist), each output the steps of LegacyTile: per lane l of each
+// block fma(float(lane sum), d_w*d_a, acc_l), the lanes combined as
+// ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)). Block b's quants at q + 512*b hold,
+// for each pair of lanes (2p, 2p+1), two vectors: rows {0,1,4,5,8,9,12,13}
+// then {2,3,6,7,10,11,14,15}, dword 2j + i holding lane 2p + i of the half's
+// row j (UnpackPackedQ5's form); or, with kInterleave, the panel layout
+// (lane l's 16 rows in one vector at 64*l: a packed Q8_0 panel or Repack's),
+// each pair interleaved so as it is loaded. Its scales at pair_scale + 32*b:
+// two vectors with each row's d_w in both dwords of its pair (StorePairScales).
+// One 64-bit broadcast then brings the activation quads (and another the
+// lane offsets) of two lanes: 1.5 loads a lane step for two activation rows
+// where a tile of one lane per vector needs 2.5 (a scratch loop of either
+// instruction mix on an AMD EPYC Zen 5 core: ~3.7 G lane steps/s against
+// ~3.1; bench_kernels --batch, the layers' Q5_0 products at m = 8:
+// 2.26-2.51 -> 1.97-2.08 ms, m = 32: 7.4-8.1 -> 6.4-6.9). pf->Next(), when
+// pf is set, runs once per block.
 template <int C, bool kInterleave>
 void LegacyLanePairTile(const uint8_t* q, const float* pair_scale, int64_t nb, const uint8_t* const* acts,
                         const int32_t* const* offs, float* y, int64_t ldy, __mmask16 store_mask,
@@ -246,22 +217,27 @@ void MulRowsLegacyPanelT(const WeightView& w, const uint8_t* act, size_t act_str
                          int64_t ldy, int64_t r0, int64_t r1) {
   thread_local Panel panel;
   thread_local std::vector<int32_t> offs;
+  thread_local std::vector<float> pair_scales;
   const int64_t nb = w.n_in / kQK;
   LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
+  pair_scales.resize(static_cast<size_t>(32 * nb));
   using TileFn = void (*)(const uint8_t*, const float*, int64_t, const uint8_t* const*, const int32_t* const*,
                           float*, int64_t, __mmask16, SpreadPrefetch*);
-  static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyPanelTile<1>, LegacyPanelTile<2>};
+  static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyLanePairTile<1, true>,
+                                                      LegacyLanePairTile<2, true>};
   const int64_t n_tiles = (m + kLegacyPanelCols - 1) / kLegacyPanelCols;
   for (int64_t p0 = r0; p0 < r1; p0 += kPanelRows) {
     const int rows = static_cast<int>(r1 - p0 < kPanelRows ? r1 - p0 : kPanelRows);
     Repack<kType>(w, p0, rows, &panel);
+    for (int64_t b = 0; b < nb; ++b)
+      StorePairScales(_mm512_loadu_ps(panel.scale.data() + kPanelRows * b), pair_scales.data() + 32 * b);
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
     for (int64_t t = 0; t < n_tiles; ++t) {
       PrefetchRows(w, p0 + 2 * kPanelRows, kPanelRows, t, n_tiles);  // the panel after next
       const uint8_t* acts[kLegacyPanelCols];
       const int32_t* o[kLegacyPanelCols];
       const int cols = PanelTileRows(act, act_stride, offs.data(), m, nb, t, acts, o);
-      kTiles[cols - 1](panel.q.data(), panel.scale.data(), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0,
+      kTiles[cols - 1](panel.q.data(), pair_scales.data(), nb, acts, o, y + t * kLegacyPanelCols * ldy + p0,
                        ldy, mask, nullptr);
     }
   }
@@ -305,7 +281,6 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   static_assert(kOrder == SumOrder::kLlamaCpp || kType == GgmlType::kQ8_0);
   constexpr bool kBlockSums = kOrder == SumOrder::kBlockSums;
   constexpr int kMaxPanels = kBlockSums ? 2 : 1;
-  constexpr bool kLanePairs = !kBlockSums;  // Q5_0 unpacked in pairs, Q8_0 paired as loaded
   assert(w.packed->type == kType && r0 % kPanelRows == 0);
   thread_local std::vector<int32_t> offs;
   thread_local std::vector<CacheLine> unpacked;
@@ -314,10 +289,10 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   const int64_t nb = w.n_in / kQK, n_panels = (w.n_out + kPanelRows - 1) / kPanelRows;
   if constexpr (!kBlockSums) LaneOffsets<kType>(act, act_stride, m, nb, kMagicBits, &offs);
   if (kType != GgmlType::kQ8_0) unpacked.resize(static_cast<size_t>(8 * nb));
-  scales.resize(static_cast<size_t>(kMaxPanels * kPanelRows * nb * (kLanePairs ? 2 : 1)));
+  scales.resize(static_cast<size_t>(kMaxPanels * kPanelRows * nb * (kBlockSums ? 1 : 2)));
   using TileFn = void (*)(const uint8_t*, const float*, int64_t, const uint8_t* const*, const int32_t* const*,
                           float*, int64_t, __mmask16, SpreadPrefetch*);
-  constexpr bool kInterleave = kType == GgmlType::kQ8_0;
+  constexpr bool kInterleave = kType == GgmlType::kQ8_0;  // Q5_0 is unpacked in pairs
   static constexpr TileFn kTiles[kLegacyPanelCols] = {LegacyLanePairTile<1, kInterleave>,
                                                       LegacyLanePairTile<2, kInterleave>};
   using BlockSumFn = void (*)(const uint8_t*, size_t, const float*, int64_t, const BlockQ8A* const*, float*,
@@ -363,11 +338,10 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
       for (int64_t b = 0; b < nb; ++b) {
         const __m256i half = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pw.scales(panel + k, b)));
         const __m512 d = _mm512_cvtph_ps(half);
-        if constexpr (kLanePairs) {  // each row's scale in both dwords of its pair (LegacyLanePairTile)
-          _mm512_storeu_ps(scales.data() + 32 * b, _mm512_unpacklo_ps(d, d));
-          _mm512_storeu_ps(scales.data() + 32 * b + 16, _mm512_unpackhi_ps(d, d));
-        } else {
+        if constexpr (kBlockSums) {
           _mm512_storeu_ps(scales.data() + kPanelRows * (k * nb + b), d);
+        } else {
+          StorePairScales(d, scales.data() + 32 * b);
         }
       }
     }
