@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace ragd::bench {
 namespace {
@@ -33,7 +34,11 @@ enum class Mix {
   kDpbusdFma,       // vpdpbusd then vfmadd231ps on its result (llama.cpp-order lane step)
   kBroadcastDpFma,  // the same fed by a 32-bit broadcast load
   kDpSubFma,        // vpdpbusd, the kMagic subtraction, vfmadd231ps: the Q5_0/Q8_0 panel tiles' lane step
-  kLaneStep,        // the same with both broadcasts the tiles load (lane offset, activation quad)
+  kLaneStep,        // the same with two 32-bit broadcasts (lane offset, activation quad)
+  kLaneTile,        // lane steps as a tile of one lane a vector loads them, 2 activation rows: half a
+                    // 64-byte weight load and two 32-bit broadcasts a step
+  kLanePairTile,    // as LegacyLanePairTile loads them (two lanes a vector): half a weight load and
+                    // one 64-bit broadcast a step
   kLoadZmm,         // 64-byte loads
   kLoadYmm,         // 32-byte loads
   kBroadcast32,     // 32-bit broadcast loads
@@ -87,6 +92,47 @@ RAGD_PEAK_TARGET double Rate(int64_t iterations) {
   }
       RAGD_R8(RAGD_STEP)
 #undef RAGD_STEP
+    } else if constexpr (kMix == Mix::kLaneTile) {
+      const __m512i* wp = reinterpret_cast<const __m512i*>(g_buffer + (k & 15) * 128);
+#define RAGD_STEP(i, w)                                                                                   \
+  {                                                                                                       \
+    __m512i a = _mm512_set1_epi32(p[i]), o = _mm512_set1_epi32(p[8 + (i)]);                               \
+    asm("" : "+v"(a), "+v"(o));                                                                           \
+    f##i = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(o, w, a)), b), c, f##i); \
+  }
+#define RAGD_LANE(l, i, j)                 \
+  {                                        \
+    __m512i w = _mm512_load_si512(wp + l); \
+    asm("" : "+v"(w));                     \
+    RAGD_STEP(i, w) RAGD_STEP(j, w)        \
+  }
+      // Four lanes, each weight vector for both activation rows.
+      RAGD_LANE(0, 0, 1) RAGD_LANE(1, 2, 3) RAGD_LANE(2, 4, 5) RAGD_LANE(3, 6, 7)
+#undef RAGD_LANE
+#undef RAGD_STEP
+    } else if constexpr (kMix == Mix::kLanePairTile) {
+      const __m512i* wp = reinterpret_cast<const __m512i*>(g_buffer + (k & 15) * 128);
+#define RAGD_STEP(i, w, a, o) \
+  f##i = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(o, w, a)), b), c, f##i);
+      for (int q = 0; q < 2; ++q) {  // two weight vectors (a lane pair) for both activation rows
+        __m512i w0 = _mm512_load_si512(wp + 2 * q), w1 = _mm512_load_si512(wp + 2 * q + 1);
+        long long a0, o0, a1, o1;
+        std::memcpy(&a0, p + 2 * q, 8);
+        std::memcpy(&o0, p + 8 + 2 * q, 8);
+        std::memcpy(&a1, p + 16 + 2 * q, 8);
+        std::memcpy(&o1, p + 24 + 2 * q, 8);
+        __m512i va0 = _mm512_set1_epi64(a0), vo0 = _mm512_set1_epi64(o0);
+        __m512i va1 = _mm512_set1_epi64(a1), vo1 = _mm512_set1_epi64(o1);
+        asm("" : "+v"(w0), "+v"(w1), "+v"(va0), "+v"(vo0), "+v"(va1), "+v"(vo1));
+        if (q == 0) {
+          RAGD_STEP(0, w0, va0, vo0)
+          RAGD_STEP(1, w1, va0, vo0) RAGD_STEP(2, w0, va1, vo1) RAGD_STEP(3, w1, va1, vo1)
+        } else {
+          RAGD_STEP(4, w0, va0, vo0)
+          RAGD_STEP(5, w1, va0, vo0) RAGD_STEP(6, w0, va1, vo1) RAGD_STEP(7, w1, va1, vo1)
+        }
+      }
+#undef RAGD_STEP
     } else if constexpr (kMix == Mix::kLoadZmm) {
 #define RAGD_STEP(i) s##i = _mm512_add_epi32(s##i, _mm512_load_si512(p + 16 * (i)));
       RAGD_R8(RAGD_STEP)
@@ -136,6 +182,8 @@ void BenchPeakRates(bool quick) {
   std::printf("  the pair fed by a 32-bit broadcast load %6.2f\n", Best<Mix::kBroadcastDpFma>(n));
   std::printf("  vpdpbusd, subtraction, FMA (lane steps) %6.2f\n", Best<Mix::kDpSubFma>(n));
   std::printf("  the lane step with its two broadcasts   %6.2f\n", Best<Mix::kLaneStep>(n));
+  std::printf("  lane steps, a lane a vector, 2 rows     %6.2f\n", Best<Mix::kLaneTile>(n));
+  std::printf("  lane steps, lane pairs, 2 rows          %6.2f\n", Best<Mix::kLanePairTile>(n));
   std::printf("  64-byte loads                           %6.2f\n", Best<Mix::kLoadZmm>(n));
   std::printf("  32-byte loads                           %6.2f\n", Best<Mix::kLoadYmm>(n));
   std::printf("  32-bit broadcast loads                  %6.2f\n", Best<Mix::kBroadcast32>(n));

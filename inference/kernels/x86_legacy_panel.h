@@ -59,9 +59,9 @@ inline void StorePairScales(__m512 d, float* out) {
 // two vectors with each row's d_w in both dwords of its pair (StorePairScales).
 // One 64-bit broadcast then brings the activation quads (and another the
 // lane offsets) of two lanes: 1.5 loads a lane step for two activation rows
-// where a tile of one lane per vector needs 2.5 (a scratch loop of either
-// instruction mix on an AMD EPYC Zen 5 core: ~3.7 G lane steps/s against
-// ~3.1; bench_kernels --batch, the layers' Q5_0 products at m = 8:
+// where a tile of one lane per vector needs 2.5 (bench_kernels --peak, the
+// two mixes on an AMD EPYC Zen 5 core: 3.75-3.77 G lane steps/s against
+// 3.27-3.28; bench_kernels --batch, the layers' Q5_0 products at m = 8:
 // 2.26-2.51 -> 1.97-2.08 ms, m = 32: 7.4-8.1 -> 6.4-6.9). pf->Next(), when
 // pf is set, runs once per block.
 template <int C, bool kInterleave>
