@@ -317,15 +317,16 @@ int64_t LegacyRowsBatched(const WeightView& w, const uint8_t* act, size_t act_st
 }
 #endif
 
-template <GgmlType kType, int R>
-void LegacyRows(const WeightView& w, const uint8_t* act, size_t act_stride, const int32_t* lane_offs,
-                int64_t m, float* y, int64_t ldy, int64_t r) {
-  constexpr int kCols = RAGD_X86_VNNI || R == 1 ? 4 : 3;  // accumulators fit the registers
+// Weight row r times the m activation rows, in tiles of up to 4 of them.
+template <GgmlType kType>
+void LegacyRow(const WeightView& w, const uint8_t* act, size_t act_stride, const int32_t* lane_offs,
+               int64_t m, float* y, int64_t ldy, int64_t r) {
+  constexpr int kCols = 4;
   using TileFn = void (*)(int64_t, const uint8_t*, size_t, const uint8_t* const*, const int32_t* const*,
                           float*, int64_t);
   const int64_t nb = w.n_in / kQK;
-  static constexpr TileFn kTiles[4] = {LegacyTile<kType, R, 1>, LegacyTile<kType, R, 2>,
-                                       LegacyTile<kType, R, 3>, LegacyTile<kType, R, 4>};
+  static constexpr TileFn kTiles[kCols] = {LegacyTile<kType, 1, 1>, LegacyTile<kType, 1, 2>,
+                                           LegacyTile<kType, 1, 3>, LegacyTile<kType, 1, 4>};
   for (int64_t c0 = 0; c0 < m; c0 += kCols) {
     const int cols = static_cast<int>(m - c0 < kCols ? m - c0 : kCols);
     const uint8_t* acts[4];
@@ -350,22 +351,19 @@ void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   // faster spread over the groups' compute than a row at a time
   // (bench_kernels --batch, the output matrix: 13-15 ms against 16-19).
   r = LegacyRowsBatched<kType>(w, act, act_stride, offs.data(), m, y, ldy, r0, r1);
-#else
-  // Q4_0 / Q5_0 batches: 4 weight rows share each activation block and
-  // offset. Q8_0 takes every row alone, whatever m, in tiles of 4
-  // activation rows: on Zen 3 (the 262144 x 640 output matrix, 2 threads)
-  // that is 9-10 ms at m = 2, 14-15 at m = 4 and 27 at m = 8, where 4-row
-  // tiles took 18-19, 25-29 and 41.
-  if (m >= 2 && kType != GgmlType::kQ8_0) {
-    constexpr int kRows = 4;
-    for (; r + kRows <= r1; r += kRows)
-      LegacyRows<kType, kRows>(w, act, act_stride, offs.data(), m, y, ldy, r);
-  }
 #endif
-  // The rows left one at a time (one memory stream).
+  // The rows left one at a time (one memory stream); without VNNI every row,
+  // whatever m, in tiles of 4 activation rows. Tiles of several weight rows
+  // keep their accumulators on the stack with 16 ymm registers: on Zen 3 (the
+  // 262144 x 640 output matrix, 2 threads) one row at a time took 9-10 ms at
+  // m = 2, 14-15 at m = 4 and 27 at m = 8 where 4-row tiles took 18-19, 25-29
+  // and 41; on an AMD EPYC (Zen 5), the layers' Q5_0 products (bench_kernels
+  // --kernels avx2 --batch, 2 runs) 2.30-2.39 ms at m = 2, 3.5-3.9 at m = 4,
+  // 6.5-6.6 at m = 8 and 12.8-13.0 at m = 16 where 4 x 3 tiles took 4.8-4.9,
+  // 7.1, 10.4-11.1 and 18.1-19.9.
   for (; r < r1; ++r) {
     PrefetchRows(w, r + 16, 1);
-    LegacyRows<kType, 1>(w, act, act_stride, offs.data(), m, y, ldy, r);
+    LegacyRow<kType>(w, act, act_stride, offs.data(), m, y, ldy, r);
   }
 }
 
