@@ -55,7 +55,7 @@ inline void StorePairScales(__m512 d, float* out) {
 // then {2,3,6,7,10,11,14,15}, dword 2j + i holding lane 2p + i of the half's
 // row j (UnpackPackedQ5's form); or, with kInterleave, the panel layout
 // (lane l's 16 rows in one vector at 64*l: a packed Q8_0 panel or Repack's),
-// each pair interleaved so as it is loaded. Its scales at pair_scale + 32*b:
+// each pair interleaved as it is loaded. Its scales at pair_scale + 32*b:
 // two vectors with each row's d_w in both dwords of its pair (StorePairScales).
 // One 64-bit broadcast then brings the activation quads (and another the
 // lane offsets) of two lanes: 1.5 loads a lane step for two activation rows
