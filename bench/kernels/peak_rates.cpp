@@ -28,6 +28,19 @@ alignas(64) int32_t g_buffer[4096];
                : "+v"(p##0), "+v"(p##1), "+v"(p##2), "+v"(p##3), "+v"(p##4), "+v"(p##5), "+v"(p##6), \
                  "+v"(p##7))
 
+// The panel tiles' lane step into chain i: vpdpbusd of weights w and
+// activation quads a started at lane offsets o, the kMagic subtraction (b),
+// the FMA (c). The second form first loads a and o as the one-lane-a-vector
+// tile does, two 32-bit broadcasts.
+#define RAGD_LANE_STEP(i, w, a, o) \
+  f##i = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(o, w, a)), b), c, f##i);
+#define RAGD_BROADCAST_LANE_STEP(i, w)                                      \
+  {                                                                         \
+    __m512i a = _mm512_set1_epi32(p[i]), o = _mm512_set1_epi32(p[8 + (i)]); \
+    asm("" : "+v"(a), "+v"(o));                                             \
+    RAGD_LANE_STEP(i, w, a, o)                                              \
+  }
+
 enum class Mix {
   kFma,             // vfmadd231ps zmm
   kDpbusd,          // vpdpbusd zmm
@@ -79,41 +92,26 @@ RAGD_PEAK_TARGET double Rate(int64_t iterations) {
       RAGD_R8(RAGD_STEP)
 #undef RAGD_STEP
     } else if constexpr (kMix == Mix::kDpSubFma) {
-#define RAGD_STEP(i) \
-  f##i = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(s##i, w, w)), b), c, f##i);
+#define RAGD_STEP(i) RAGD_LANE_STEP(i, w, w, s##i)
       RAGD_R8(RAGD_STEP)
 #undef RAGD_STEP
     } else if constexpr (kMix == Mix::kLaneStep) {
-#define RAGD_STEP(i)                                                                                      \
-  {                                                                                                       \
-    __m512i a = _mm512_set1_epi32(p[i]), o = _mm512_set1_epi32(p[8 + (i)]);                               \
-    asm("" : "+v"(a), "+v"(o));                                                                           \
-    f##i = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(o, w, a)), b), c, f##i); \
-  }
+#define RAGD_STEP(i) RAGD_BROADCAST_LANE_STEP(i, w)
       RAGD_R8(RAGD_STEP)
 #undef RAGD_STEP
     } else if constexpr (kMix == Mix::kLaneTile) {
       const __m512i* wp = reinterpret_cast<const __m512i*>(g_buffer + (k & 15) * 128);
-#define RAGD_STEP(i, w)                                                                                   \
-  {                                                                                                       \
-    __m512i a = _mm512_set1_epi32(p[i]), o = _mm512_set1_epi32(p[8 + (i)]);                               \
-    asm("" : "+v"(a), "+v"(o));                                                                           \
-    f##i = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(o, w, a)), b), c, f##i); \
-  }
-#define RAGD_LANE(l, i, j)                 \
-  {                                        \
-    __m512i w = _mm512_load_si512(wp + l); \
-    asm("" : "+v"(w));                     \
-    RAGD_STEP(i, w) RAGD_STEP(j, w)        \
+#define RAGD_LANE(l, i, j)                                          \
+  {                                                                 \
+    __m512i wv = _mm512_load_si512(wp + l);                         \
+    asm("" : "+v"(wv));                                             \
+    RAGD_BROADCAST_LANE_STEP(i, wv) RAGD_BROADCAST_LANE_STEP(j, wv) \
   }
       // Four lanes, each weight vector for both activation rows.
       RAGD_LANE(0, 0, 1) RAGD_LANE(1, 2, 3) RAGD_LANE(2, 4, 5) RAGD_LANE(3, 6, 7)
 #undef RAGD_LANE
-#undef RAGD_STEP
     } else if constexpr (kMix == Mix::kLanePairTile) {
       const __m512i* wp = reinterpret_cast<const __m512i*>(g_buffer + (k & 15) * 128);
-#define RAGD_STEP(i, w, a, o) \
-  f##i = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(o, w, a)), b), c, f##i);
       for (int q = 0; q < 2; ++q) {  // two weight vectors (a lane pair) for both activation rows
         __m512i w0 = _mm512_load_si512(wp + 2 * q), w1 = _mm512_load_si512(wp + 2 * q + 1);
         long long a0, o0, a1, o1;
@@ -125,14 +123,13 @@ RAGD_PEAK_TARGET double Rate(int64_t iterations) {
         __m512i va1 = _mm512_set1_epi64(a1), vo1 = _mm512_set1_epi64(o1);
         asm("" : "+v"(w0), "+v"(w1), "+v"(va0), "+v"(vo0), "+v"(va1), "+v"(vo1));
         if (q == 0) {
-          RAGD_STEP(0, w0, va0, vo0)
-          RAGD_STEP(1, w1, va0, vo0) RAGD_STEP(2, w0, va1, vo1) RAGD_STEP(3, w1, va1, vo1)
+          RAGD_LANE_STEP(0, w0, va0, vo0)
+          RAGD_LANE_STEP(1, w1, va0, vo0) RAGD_LANE_STEP(2, w0, va1, vo1) RAGD_LANE_STEP(3, w1, va1, vo1)
         } else {
-          RAGD_STEP(4, w0, va0, vo0)
-          RAGD_STEP(5, w1, va0, vo0) RAGD_STEP(6, w0, va1, vo1) RAGD_STEP(7, w1, va1, vo1)
+          RAGD_LANE_STEP(4, w0, va0, vo0)
+          RAGD_LANE_STEP(5, w1, va0, vo0) RAGD_LANE_STEP(6, w0, va1, vo1) RAGD_LANE_STEP(7, w1, va1, vo1)
         }
       }
-#undef RAGD_STEP
     } else if constexpr (kMix == Mix::kLoadZmm) {
 #define RAGD_STEP(i) s##i = _mm512_add_epi32(s##i, _mm512_load_si512(p + 16 * (i)));
       RAGD_R8(RAGD_STEP)
