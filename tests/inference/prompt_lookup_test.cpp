@@ -119,13 +119,14 @@ TEST(SharedPhrasing, DraftsOnlyWhatTwoAnswersUsedAndForgetsTheOldest) {
 
 TEST(DraftAcceptance, LearnsEachSourceOnItsOwn) {
   DraftAcceptance a;
-  const DraftSource own4{false, 4}, own1{false, 1}, shared1{true, 1}, shared2{true, 2};
-  EXPECT_DOUBLE_EQ(a.chance(own4), 0.5);  // the prior
-  const std::vector<DraftSource> long_run(3, own4);
+  constexpr int kLong = DraftAcceptance::kLongMatch;
+  const DraftSource own_long{false, kLong}, own1{false, 1}, shared1{true, 1}, shared2{true, 2};
+  EXPECT_DOUBLE_EQ(a.chance(own_long), 0.5);  // the prior
+  const std::vector<DraftSource> long_run(3, own_long);
   for (int i = 0; i < 20; ++i) a.Record(long_run, 3);
-  EXPECT_GT(a.chance(own4), 0.9);
-  EXPECT_GT(a.chance({false, 6}), 0.9);         // long contexts share a class
-  EXPECT_DOUBLE_EQ(a.chance({false, 3}), 0.5);  // a shorter one does not
+  EXPECT_GT(a.chance(own_long), 0.9);
+  EXPECT_GT(a.chance({false, kLong + 2}), 0.9);         // long contexts share a class
+  EXPECT_DOUBLE_EQ(a.chance({false, kLong - 1}), 0.5);  // a shorter one does not
   for (int i = 0; i < 30; ++i) a.Record(std::vector<DraftSource>{shared1}, 0);
   EXPECT_LT(a.chance(shared1), 0.1);
   EXPECT_DOUBLE_EQ(a.chance(own1), 0.5);
