@@ -106,6 +106,7 @@ struct ExpandedKPanel : ExpandedQuants {
 // converted as they are used, so that a step with few activation rows (one
 // tile a panel) does not first write the expanded panel out and read it back.
 // The same values as ExpandPackedQ4K gives, so the same sums.
+//
 // Meanwhile the same super-block of the next panel streams in, a few lines
 // per sub-block: the tiles' walk is no stream the hardware prefetchers
 // follow (bench_batch --context 900 --drafts none, 8 sequences, 5 runs
