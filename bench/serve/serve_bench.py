@@ -21,7 +21,7 @@ if verifying them cost nothing). Standard
 library only; loopback only; bounded in time.
 
   python3 bench/serve/serve_bench.py [--clients 1,4,8,16] [--seconds 40] [--rounds 1] [--warmup 5]
-                                     [--max-tokens 96]
+                                     [--max-tokens 96] [--spec-rounds 1]
 """
 import argparse
 import http.client
@@ -231,6 +231,9 @@ def main():
                     help="seconds at the start of each level left out of the steady-state figures")
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--set", action="append", default=[], help="extra ragd settings, key=value")
+    ap.add_argument("--spec-rounds", type=int, default=1,
+                    help="speculative on/off comparisons, each on two fresh servers, pooled (the machine's speed "
+                         "drifts: more rounds, a steadier ratio)")
     ap.add_argument("--verbose", action="store_true", help="also print where the time to first token goes")
     args = ap.parse_args()
     levels = [int(x) for x in args.clients.split(",")]
@@ -240,6 +243,8 @@ def main():
         raise SystemExit("--warmup: at least 0 and less than --seconds")
     if not 1 <= args.rounds <= 20:
         raise SystemExit("--rounds: between 1 and 20")
+    if not 1 <= args.spec_rounds <= 10:
+        raise SystemExit("--spec-rounds: between 1 and 10")
     with open(os.path.join(ROOT, "tests", "data", "sample_questions.jsonl")) as f:
         questions = [json.loads(line)["question"] for line in f if line.strip()]
 
@@ -290,17 +295,28 @@ def main():
 
     if args.url:
         return
-    servers = []
-    try:
-        for on in (False, True):
-            servers.append(Server(args.binary, args.set + [f"inference.speculative={'true' if on else 'false'}"]))
-        speeds = decode_speeds([s.url for s in servers], questions, args.max_tokens)
-        (off_tps, _, _, _), (on_tps, decoded, drafts, accepted) = speeds
-    finally:
-        for srv in servers:
-            srv.stop()
+    # Per round, fresh servers (each starts without learnt drafts, as the
+    # first round's did); decode time and tokens are summed over the rounds.
+    off_ms = on_ms = 0.0
+    off_n = decoded = drafts = accepted = 0
+    for _ in range(args.spec_rounds):
+        servers = []
+        try:
+            for on in (False, True):
+                servers.append(Server(args.binary, args.set + [f"inference.speculative={'true' if on else 'false'}"]))
+            (off_tps, n_off, _, _), (on_tps, n_on, d, a) = decode_speeds([s.url for s in servers], questions,
+                                                                         args.max_tokens)
+        finally:
+            for srv in servers:
+                srv.stop()
+        off_ms += n_off * 1000.0 / off_tps if off_tps else 0.0
+        on_ms += n_on * 1000.0 / on_tps if on_tps else 0.0
+        off_n, decoded, drafts, accepted = off_n + n_off, decoded + n_on, drafts + d, accepted + a
+    off_tps = off_n * 1000.0 / off_ms if off_ms else 0.0
+    on_tps = decoded * 1000.0 / on_ms if on_ms else 0.0
     rate = accepted / drafts if drafts else 0.0
-    print(f"speculative decoding, 1 client, {len(questions)} RAG answers (greedy, on and off interleaved): "
+    print(f"speculative decoding, 1 client, {len(questions)} RAG answers x {args.spec_rounds} "
+          f"(greedy, on and off interleaved): "
           f"decode {on_tps:.1f} tok/s on vs {off_tps:.1f} tok/s off = "
           f"{on_tps / off_tps if off_tps else 0:.2f}x (target >= 1.3x); "
           f"drafts {drafts}, accepted {accepted} ({rate * 100:.1f} %)")
