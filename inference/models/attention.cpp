@@ -69,6 +69,7 @@ class Items {
   // kv head and query heads, items first, first + stride, ...
   struct Group {
     int64_t first = 0, n = 0, stride = 0;
+    int64_t item(int64_t t) const { return first + t * stride; }  // of token t0 + t
   };
   Group GroupAt(int64_t g) const {
     const size_t s = std::upper_bound(group_first_.begin(), group_first_.end(), g) - group_first_.begin() - 1;
@@ -235,7 +236,7 @@ void AttendInPieces(const ModelConfig& config, int layer, const Items& items, Th
   for (int64_t g = 0; g < n_groups; ++g) {
     groups[g] = items.GroupAt(g);
     const Item& first = all[groups[g].first];
-    const Item& last = all[groups[g].first + (groups[g].n - 1) * groups[g].stride];
+    const Item& last = all[groups[g].item(groups[g].n - 1)];
     lo[g] = first.lo;
     const int64_t span = last.lo + last.n_keys - first.lo;
     key_piece[g + 1] = key_piece[g] + (span + kKeysPerPiece - 1) / kKeysPerPiece;
@@ -248,7 +249,7 @@ void AttendInPieces(const ModelConfig& config, int layer, const Items& items, Th
       const size_t g = std::upper_bound(key_piece.begin(), key_piece.end(), piece) - key_piece.begin() - 1;
       const int64_t p0 = lo[g] + (piece - key_piece[g]) * kKeysPerPiece;
       for (int64_t t = 0; t < groups[g].n; ++t) {
-        const int64_t k = groups[g].first + t * groups[g].stride;
+        const int64_t k = groups[g].item(t);
         const Item& it = all[k];
         const int64_t j0 = std::max<int64_t>(p0 - it.lo, 0);
         const int64_t j1 = std::min(it.n_keys, p0 + kKeysPerPiece - it.lo);
@@ -272,7 +273,7 @@ void AttendInPieces(const ModelConfig& config, int layer, const Items& items, Th
       const Items::Group& group = groups[piece / dim_pieces];
       const int64_t d0 = piece % dim_pieces * dims;
       for (int64_t t = 0; t < group.n; ++t) {
-        const int64_t k = group.first + t * group.stride;
+        const int64_t k = group.item(t);
         const Item& it = all[k];
         w.assign(scores.begin() + score_at[k], scores.begin() + score_at[k + 1]);
         SoftmaxRows(it, w.data());
@@ -306,8 +307,7 @@ void Attend(const ModelConfig& config, int layer, int64_t window, std::span<cons
   auto work = [&](int64_t begin, int64_t end, int /*thread*/) {
     for (int64_t g = begin; g < end; ++g) {
       const Items::Group group = items.GroupAt(g);
-      for (int64_t t = 0; t < group.n; ++t)
-        AttendItem(config, layer, items.Get(group.first + t * group.stride), llama_order);
+      for (int64_t t = 0; t < group.n; ++t) AttendItem(config, layer, items.Get(group.item(t)), llama_order);
     }
   };
   if (pool != nullptr && items.size() > 1) {
