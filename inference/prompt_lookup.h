@@ -33,7 +33,7 @@ namespace ragd::inference {
 struct PromptLookupOptions {
   int max_draft = 8;  // tokens proposed at most
   // Longest context looked up first (at most NgramCounts::kMaxN). 6 against
-  // 4 (DraftAcceptance::kLongMatch moved with it): the same accepted tokens
+  // 4 (DraftAcceptance::kLongMatch follows it): the same accepted tokens
   // from fewer drafts (3 rounds of the 20 sample RAG answers, greedy, servers
   // interleaved: 1145 of 2885 drafts against 1144 of 2982, decode 1.30x
   // against 1.28x over speculation off); 8 drafted less and accepted less.
@@ -139,7 +139,8 @@ void ProposeDraft(std::span<const TokenId> history, const NgramCounts& own, cons
 // it did. Thread-safety: none.
 class DraftAcceptance {
  public:
-  static constexpr int kLongMatch = 6;      // contexts of this length or more share one class (ngram_max)
+  // Contexts of this length or more share one class: the default ngram_max.
+  static constexpr int kLongMatch = PromptLookupOptions{}.ngram_max;
   static constexpr int kFollowerKinds = 4;  // unique or not, times repeated or not
   // After a verification: of the draft tokens from `sources`, the first
   // `accepted` held (and the one after them, if any, did not).
