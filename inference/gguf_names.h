@@ -27,6 +27,7 @@ inline constexpr std::string_view kSlidingWindow = "attention.sliding_window";
 inline constexpr std::string_view kRopeFreqBase = "rope.freq_base";
 inline constexpr std::string_view kRopeScalingType = "rope.scaling.type";
 inline constexpr std::string_view kRopeScalingFactor = "rope.scaling.factor";
+inline constexpr std::string_view kRopeDimensionCount = "rope.dimension_count";
 inline constexpr std::string_view kFinalLogitSoftcap = "final_logit_softcapping";
 inline constexpr std::string_view kAttnLogitSoftcap = "attn_logit_softcapping";
 
@@ -36,8 +37,10 @@ inline constexpr std::string_view kTokPre = "tokenizer.ggml.pre";
 inline constexpr std::string_view kTokTokens = "tokenizer.ggml.tokens";
 inline constexpr std::string_view kTokScores = "tokenizer.ggml.scores";
 inline constexpr std::string_view kTokTypes = "tokenizer.ggml.token_type";
+inline constexpr std::string_view kTokMerges = "tokenizer.ggml.merges";
 inline constexpr std::string_view kTokBos = "tokenizer.ggml.bos_token_id";
 inline constexpr std::string_view kTokEos = "tokenizer.ggml.eos_token_id";
+inline constexpr std::string_view kTokEot = "tokenizer.ggml.eot_token_id";
 inline constexpr std::string_view kTokUnk = "tokenizer.ggml.unknown_token_id";
 inline constexpr std::string_view kTokPad = "tokenizer.ggml.padding_token_id";
 inline constexpr std::string_view kTokAddBos = "tokenizer.ggml.add_bos_token";
@@ -50,12 +53,17 @@ namespace tensors {
 inline constexpr std::string_view kTokenEmbd = "token_embd.weight";
 inline constexpr std::string_view kOutputNorm = "output_norm.weight";
 inline constexpr std::string_view kOutput = "output.weight";
+inline constexpr std::string_view kRopeFreqs = "rope_freqs.weight";  // Llama 3 rope scaling factors
 // Per-layer suffixes after "blk.<N>.".
 inline constexpr std::string_view kAttnNorm = "attn_norm.weight";
 inline constexpr std::string_view kAttnQ = "attn_q.weight";
 inline constexpr std::string_view kAttnK = "attn_k.weight";
 inline constexpr std::string_view kAttnV = "attn_v.weight";
 inline constexpr std::string_view kAttnOutput = "attn_output.weight";
+inline constexpr std::string_view kAttnQBias = "attn_q.bias";
+inline constexpr std::string_view kAttnKBias = "attn_k.bias";
+inline constexpr std::string_view kAttnVBias = "attn_v.bias";
+inline constexpr std::string_view kAttnOutputBias = "attn_output.bias";
 inline constexpr std::string_view kAttnQNorm = "attn_q_norm.weight";
 inline constexpr std::string_view kAttnKNorm = "attn_k_norm.weight";
 inline constexpr std::string_view kPostAttnNorm = "post_attention_norm.weight";

@@ -65,7 +65,11 @@ const ElementwiseSet& ActiveElementwise() {
   return set;
 }
 
-const ElementwiseSet kScalarElementwise = {GeluTanhRef, SoftmaxRef, ArgmaxRef, FindAtLeastRef};
+void SwiGluRef(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+const ElementwiseSet kScalarElementwise = {GeluTanhRef, SoftmaxRef, ArgmaxRef, FindAtLeastRef, SwiGluRef};
 
 }  // namespace kernels
 
@@ -146,31 +150,46 @@ void RotatePairs(float* head, int64_t half, const float* cos, const float* sin) 
 
 }  // namespace
 
-void RopeNeox(float* head, int64_t head_dim, int64_t pos, float base) {
-  // Per calling thread: the cos/sin table of the last (pos, base, head_dim),
+void Rope(float* head, int64_t head_dim, int64_t pos, const RopeSpec& spec) {
+  // Per calling thread: the cos/sin table of the last (pos, spec, head_dim),
   // which the heads of one token share.
   struct Table {
     int64_t head_dim = -1, pos = -1;
-    float base = 0;
+    RopeSpec spec;
     std::vector<float> cos, sin;
   };
   thread_local Table t;
   const int64_t half = head_dim / 2;
-  if (t.head_dim != head_dim || t.pos != pos || t.base != base) {
+  if (t.head_dim != head_dim || t.pos != pos || t.spec.base != spec.base ||
+      t.spec.freq_scale != spec.freq_scale || t.spec.freq_factors != spec.freq_factors) {
     t.cos.resize(static_cast<size_t>(half));
     t.sin.resize(static_cast<size_t>(half));
-    const float theta_scale = std::pow(base, -2.0f / static_cast<float>(head_dim));
+    const float theta_scale = std::pow(spec.base, -2.0f / static_cast<float>(head_dim));
     float theta = static_cast<float>(pos);
     for (int64_t i = 0; i < half; ++i) {
-      t.cos[i] = std::cos(theta);
-      t.sin[i] = std::sin(theta);
+      float angle = spec.freq_factors != nullptr ? theta / spec.freq_factors[i] : theta;
+      if (spec.freq_scale != 1.f) angle *= spec.freq_scale;
+      t.cos[i] = std::cos(angle);
+      t.sin[i] = std::sin(angle);
       theta *= theta_scale;
     }
     t.head_dim = head_dim;
     t.pos = pos;
-    t.base = base;
+    t.spec = spec;
   }
-  RotatePairs(head, half, t.cos.data(), t.sin.data());
+  if (spec.neox) {
+    RotatePairs(head, half, t.cos.data(), t.sin.data());
+    return;
+  }
+  for (int64_t i = 0; i < half; ++i) {  // adjacent pairs, the same roundings
+    const float a = head[2 * i], b = head[2 * i + 1];
+    head[2 * i] = std::fma(a, t.cos[i], -(b * t.sin[i]));
+    head[2 * i + 1] = std::fma(a, t.sin[i], b * t.cos[i]);
+  }
+}
+
+void RopeNeox(float* head, int64_t head_dim, int64_t pos, float base) {
+  Rope(head, head_dim, pos, RopeSpec{.base = base});
 }
 
 namespace {
@@ -222,6 +241,8 @@ void GeluTanhHalf(float* x, int64_t n) {
 void Softmax(float* x, int64_t n) { kernels::ActiveElementwise().softmax(x, n); }
 
 void GeluTanh(float* x, int64_t n) { kernels::ActiveElementwise().gelu_tanh(x, n); }
+
+void SwiGlu(float* gate, const float* up, int64_t n) { kernels::ActiveElementwise().swiglu(gate, up, n); }
 
 int64_t Argmax(const float* x, int64_t n, float* max) {
   return kernels::ActiveElementwise().argmax(x, n, max);

@@ -11,12 +11,14 @@ struct ElementwiseSet {
   void (*softmax)(float* x, int64_t n);
   int64_t (*argmax)(const float* x, int64_t n, float* max);
   int64_t (*find_at_least)(const float* x, int64_t begin, int64_t n, float t);
+  void (*swiglu)(float* gate, const float* up, int64_t n);
 };
 
 void GeluTanhRef(float* x, int64_t n);
 void SoftmaxRef(float* x, int64_t n);
 int64_t ArgmaxRef(const float* x, int64_t n, float* max);
 int64_t FindAtLeastRef(const float* x, int64_t begin, int64_t n, float t);
+void SwiGluRef(float* gate, const float* up, int64_t n);
 
 extern const ElementwiseSet kScalarElementwise;
 extern const ElementwiseSet kAvx2Elementwise;

@@ -164,6 +164,17 @@ void RmsNormRows(const float* x, const float* weight, int64_t rows, int64_t n, f
 // (a' = fma(a, cos, -(b*sin)), b' = fma(a, sin, b*cos)): bitwise its result.
 void RopeNeox(float* head, int64_t head_dim, int64_t pos, float base);
 
+// A model's rotary embedding, as llama.cpp's rope types and options name it.
+struct RopeSpec {
+  float base = 10000.f;                 // frequency base (rope.freq_base)
+  float freq_scale = 1.f;               // linear scaling: angles times this (1 / rope.scaling.factor)
+  const float* freq_factors = nullptr;  // per pair, angles divided by it (Llama 3's rope_freqs), or null
+  bool neox = true;                     // pairs (i, i + d/2); false: (2i, 2i+1), LLAMA_ROPE_TYPE_NORM
+};
+// Rotates one head in place: pair i by angle pos * base^(-2i/head_dim) /
+// freq_factors[i] * freq_scale, with RopeNeox's roundings.
+void Rope(float* head, int64_t head_dim, int64_t pos, const RopeSpec& spec);
+
 // In-place softmax over n values (-inf entries become 0; at least one must be
 // finite). Vectorized exp, relative error ~1e-6.
 void Softmax(float* x, int64_t n);
@@ -171,6 +182,10 @@ void Softmax(float* x, int64_t n);
 // In-place x = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), vectorized
 // (absolute error < 2e-6 + 2e-6|y|).
 void GeluTanh(float* x, int64_t n);
+
+// gate[i] = silu(gate[i]) * up[i], silu(x) = x / (1 + exp(-x)): the gated
+// feed-forward of Llama-family models. Vectorized exp, relative error ~1e-6.
+void SwiGlu(float* gate, const float* up, int64_t n);
 
 // In-place GELU (tanh form) the way llama.cpp's CPU backend computes it: x
 // rounded to half, looked up in a table of gelu(half) rounded to half

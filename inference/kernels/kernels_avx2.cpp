@@ -4,8 +4,8 @@
 #include "inference/kernels/kernel_set.h"
 #include "inference/kernels/x86_elementwise.h"
 #include "inference/kernels/x86_legacy_tiles.h"
-#include "inference/kernels/x86_q6k_tiles.h"
 #include "inference/kernels/x86_panel_avx2.h"
+#include "inference/kernels/x86_q6k_tiles.h"
 #include "inference/kernels/x86_rowdot.h"
 #include "inference/kernels/x86_rowlanes.h"
 
@@ -39,6 +39,6 @@ void MulRowsAvx2(const WeightView& w, const uint8_t* act, size_t act_stride, int
 }  // namespace
 
 const KernelSet kAvx2Kernels = {"avx2", QuantizeQ8AX86, QuantizeQ8KX86, VecDotX86, PrepareAvx2, MulRowsAvx2};
-const ElementwiseSet kAvx2Elementwise = {GeluTanhX86, SoftmaxX86, ArgmaxX86, FindAtLeastX86};
+const ElementwiseSet kAvx2Elementwise = {GeluTanhX86, SoftmaxX86, ArgmaxX86, FindAtLeastX86, SwiGluX86};
 
 }  // namespace ragd::inference::kernels

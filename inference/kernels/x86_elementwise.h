@@ -50,6 +50,19 @@ void GeluTanhX86(float* x, int64_t n) {
   }
 }
 
+// gate = silu(gate) * up = gate / (1 + exp(-gate)) * up.
+void SwiGluX86(float* gate, const float* up, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 e = Exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    _mm256_storeu_ps(gate + i,
+                     _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
 void SoftmaxX86(float* x, int64_t n) {
   if (n <= 0) return;
   float mx = x[0];
@@ -107,7 +120,7 @@ int64_t ArgmaxX86(const float* x, int64_t n, float* max) {
   for (float v : lanes) m = v > m ? v : m;
   for (; i < n; ++i) m = x[i] > m ? x[i] : m;
   *max = m;
-  if (m == -INFINITY) return 0;  // nothing greater than -inf: ArgmaxRef's 0
+  if (m == -INFINITY) return 0;       // nothing greater than -inf: ArgmaxRef's 0
   return FindAtLeastX86(x, 0, n, m);  // nothing exceeds m: the first equal to it
 }
 

@@ -12,5 +12,8 @@
 namespace ragd::inference {
 
 Result<std::unique_ptr<Model>> LoadGemma3(const GgufFile& file, const ModelOptions& options);
+Result<std::unique_ptr<Model>> LoadLlama(const GgufFile& file, const ModelOptions& options);
+Result<std::unique_ptr<Model>> LoadQwen2(const GgufFile& file, const ModelOptions& options);
+Result<std::unique_ptr<Model>> LoadQwen3(const GgufFile& file, const ModelOptions& options);
 
 }  // namespace ragd::inference

@@ -51,8 +51,12 @@ size_t KvCache::bytes() const {
 Result<std::unique_ptr<Model>> LoadModel(const GgufFile& file, const ModelOptions& options) {
   const std::string arch = file.architecture();
   if (arch == "gemma3") return LoadGemma3(file, options);
+  if (arch == "llama") return LoadLlama(file, options);
+  if (arch == "qwen2") return LoadQwen2(file, options);
+  if (arch == "qwen3") return LoadQwen3(file, options);
   if (arch.empty()) return Status::Corrupt("model file has no general.architecture");
-  return Status::Unsupported("model architecture '" + arch + "' is not supported (supported: gemma3)");
+  return Status::Unsupported("model architecture '" + arch +
+                             "' is not supported (supported: gemma3, llama, qwen2, qwen3)");
 }
 
 }  // namespace ragd::inference

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "inference/gguf_names.h"
+
 namespace ragd::inference {
 namespace {
 
@@ -75,6 +77,29 @@ Result<double> RequireFloat(const GgufFile& file, const std::string& key) {
   auto v = file.GetFloat(key);
   if (!v) return Status::Corrupt("model metadata key '" + key + "' is missing or not a number");
   return *v;
+}
+
+Status LayerTensors::Matrix(std::string_view suffix, int64_t n_in, int64_t n_out, WeightView* out) const {
+  auto w = RequireMatrix(file_, LayerTensor(layer_, suffix), n_in, n_out);
+  if (!w.ok()) return w.status();
+  *out = *w;
+  return Status::Ok();
+}
+
+Status LayerTensors::Vector(std::string_view suffix, int64_t n, const float** out) const {
+  auto w = RequireVector(file_, LayerTensor(layer_, suffix), n);
+  if (!w.ok()) return w.status();
+  *out = *w;
+  return Status::Ok();
+}
+
+Status LayerTensors::OptionalVector(std::string_view suffix, int64_t n, const float** out) const {
+  *out = nullptr;
+  return Has(suffix) ? Vector(suffix, n, out) : Status::Ok();
+}
+
+bool LayerTensors::Has(std::string_view suffix) const {
+  return file_.FindTensor(LayerTensor(layer_, suffix)) != nullptr;
 }
 
 }  // namespace ragd::inference

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "inference/gguf.h"
@@ -22,5 +23,21 @@ Result<const float*> RequireVector(const GgufFile& file, const std::string& name
 // A required integer / float metadata key, with a range check.
 Result<int64_t> RequireInt(const GgufFile& file, const std::string& key, int64_t min, int64_t max);
 Result<double> RequireFloat(const GgufFile& file, const std::string& key);
+
+// The tensors of one block ("blk.<layer>.<suffix>"), checked as they are read
+// into the caller's fields.
+class LayerTensors {
+ public:
+  LayerTensors(const GgufFile& file, int layer) : file_(file), layer_(layer) {}
+  Status Matrix(std::string_view suffix, int64_t n_in, int64_t n_out, WeightView* out) const;
+  Status Vector(std::string_view suffix, int64_t n, const float** out) const;
+  // As Vector, but an absent tensor leaves *out null instead of failing.
+  Status OptionalVector(std::string_view suffix, int64_t n, const float** out) const;
+  bool Has(std::string_view suffix) const;
+
+ private:
+  const GgufFile& file_;
+  int layer_;
+};
 
 }  // namespace ragd::inference
