@@ -1,14 +1,20 @@
-// The model's own tokenizer: SentencePiece (BPE with byte fallback) built from
-// the vocabulary stored in a GGUF file (tokenizer.ggml.* keys).
+// The model's own tokenizer, built from the vocabulary stored in a GGUF file
+// (tokenizer.ggml.* keys): SentencePiece (BPE with byte fallback; Gemma,
+// tokenizer.ggml.model "llama") or byte-level BPE (GPT-2 style; Qwen2,
+// Llama 3, tokenizer.ggml.model "gpt2").
 //
 // Encode() turns plain text into token ids WITHOUT any special tokens: text
-// such as "<bos>" or "<end_of_turn>" typed by a user is tokenized as ordinary
-// characters, never as the control token. Callers that need BOS or turn
-// markers insert them by id (see chat_format.h). The ids are those of
-// llama.cpp's llama_tokenize(add_special=false, parse_special=false): the text
-// is first split at user-defined pieces (runs of spaces, tabs and newlines)
-// matched on the raw text, then each remaining span goes through SentencePiece
-// BPE with byte fallback, no dummy prefix and no whitespace folding.
+// such as "<bos>", "<end_of_turn>" or "<|im_start|>" typed by a user is
+// tokenized as ordinary characters, never as the control token. Callers that
+// need BOS or turn markers insert them by id (see chat_format.h). The ids are
+// those of llama.cpp's llama_tokenize(add_special=false, parse_special=false):
+// the text is first split at user-defined pieces (Gemma's runs of spaces,
+// Qwen's <tool_call>) matched on the raw text, then each remaining span goes
+// through the model's tokenizer. SentencePiece: BPE with byte fallback, no
+// dummy prefix and no whitespace folding. Byte-level BPE: the span is split
+// into words by the pre-tokenizer regexes named by tokenizer.ggml.pre (see
+// bpe_pretokenizer.h), each word's UTF-8 bytes are spelled in GPT-2's
+// byte-to-unicode alphabet and merged by rank (tokenizer.ggml.merges).
 //
 // Thread-safety: a Tokenizer is immutable after FromGguf(); every const method
 // may be called from many threads at once. It does not keep a reference to the
@@ -28,15 +34,19 @@
 namespace ragd::inference {
 
 class GgufFile;
+class TokenizerModel;
 
 using TokenId = int32_t;
 
 class Tokenizer {
  public:
-  // Builds the tokenizer from the GGUF vocabulary (tokens, scores, token_type,
-  // bos/eos/unknown ids). Errors: kUnsupported when tokenizer.ggml.model is
-  // not "llama" (SentencePiece), kCorrupt when the vocabulary is inconsistent
-  // (array lengths differ, duplicate pieces, missing byte pieces, ...).
+  // Builds the tokenizer from the GGUF vocabulary (tokens, token_type, scores
+  // or merges, bos/eos/eot/unknown ids). Errors: kUnsupported when
+  // tokenizer.ggml.model is neither "llama" (SentencePiece) nor "gpt2"
+  // (byte-level BPE), or when a BPE vocabulary's tokenizer.ggml.pre names a
+  // pre-tokenizer ragd does not implement; kCorrupt when the vocabulary is
+  // inconsistent (array lengths differ, duplicate pieces, missing byte pieces,
+  // a merge of pieces absent from the vocabulary, ...).
   static Result<std::unique_ptr<Tokenizer>> FromGguf(const GgufFile& gguf);
   ~Tokenizer();
   Tokenizer(const Tokenizer&) = delete;
@@ -52,11 +62,13 @@ class Tokenizer {
   Result<std::string> Decode(std::span<const TokenId> ids) const;
 
   // The raw bytes one token contributes to decoded text (may be a partial
-  // UTF-8 character for byte tokens; empty for control tokens).
+  // UTF-8 character for byte tokens and byte-level BPE pieces; empty for
+  // control tokens).
   // kOutOfRange on an id outside the vocabulary.
   Result<std::string> TokenBytes(TokenId id) const;
 
-  // The piece as stored in the vocabulary ("▁the", "<0x0A>", "<end_of_turn>").
+  // The piece as stored in the vocabulary ("▁the", "<0x0A>", "<end_of_turn>";
+  // byte-level BPE pieces in GPT-2's alphabet: "Ġthe" for " the").
   // kOutOfRange on an id outside the vocabulary.
   Result<std::string> TokenPiece(TokenId id) const;
 
@@ -66,27 +78,41 @@ class Tokenizer {
   int vocab_size() const;
   TokenId bos_id() const { return bos_id_; }
   TokenId eos_id() const { return eos_id_; }
-  // -1 when the vocabulary has no such piece (not a chat model).
+  // Whether a prompt starts with BOS: tokenizer.ggml.add_bos_token, else
+  // llama.cpp's default (true for SentencePiece and Llama 3's BPE, false for
+  // other BPE vocabularies such as Qwen's).
+  bool add_bos() const { return add_bos_; }
+  // The end-of-turn marker: tokenizer.ggml.eot_token_id, else the first of
+  // <|eot_id|>, <|im_end|>, <|end|>, <end_of_turn>, <|endoftext|> present;
+  // -1 when none is.
+  TokenId eot_id() const { return eot_id_; }
+  // Gemma's turn markers; -1 when the vocabulary has no such piece (not a
+  // Gemma chat model; Qwen's ChatML markers are found with PieceToId).
   TokenId start_of_turn_id() const { return start_of_turn_id_; }
   TokenId end_of_turn_id() const { return end_of_turn_id_; }
-  // True for EOS and <end_of_turn>: generation stops on either.
+  // True for the ids generation stops on. SentencePiece: EOS and
+  // <end_of_turn>. Byte-level BPE: EOS, eot_id() and the end pieces llama.cpp
+  // knows (<|im_end|>, <|endoftext|>, <|eot_id|>, <|eom_id|>, ...) present.
   bool IsEndOfGeneration(TokenId id) const;
   // True for control tokens (never produced by Encode, produce no text).
   bool IsControl(TokenId id) const;
 
  private:
-  struct Impl;
-  explicit Tokenizer(std::unique_ptr<Impl> impl);
+  explicit Tokenizer(std::unique_ptr<const TokenizerModel> model);
 
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<const TokenizerModel> model_;  // SentencePiece or byte-level BPE
   TokenId bos_id_ = -1;
   TokenId eos_id_ = -1;
+  TokenId eot_id_ = -1;
   TokenId start_of_turn_id_ = -1;
   TokenId end_of_turn_id_ = -1;
+  bool add_bos_ = true;
+  std::vector<TokenId> end_of_generation_;
 };
 
 // Turns a stream of generated token ids into text deltas that never end in
-// the middle of a UTF-8 character (byte-fallback tokens can split one).
+// the middle of a UTF-8 character (byte-fallback tokens and byte-level BPE
+// pieces can split one).
 // Keeps a reference to `tokenizer`, which must outlive it.
 class IncrementalDecoder {
  public:

@@ -3,8 +3,6 @@
 // Missing files make the test fail, never skip.
 #pragma once
 
-#include "tests/support/golden.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -13,8 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "inference/gguf.h"
 #include "inference/tokenizer/tokenizer.h"
+#include "tests/inference/tokenizer/real_vocab.h"
+#include "tests/support/golden.h"
 
 namespace ragd::inference::gemma {
 
@@ -22,20 +21,7 @@ inline std::string ModelPath() { return ragd::testing::GemmaModelPath(); }
 
 // One tokenizer for the whole test binary (building it takes ~1 s).
 inline const Tokenizer* Get() {
-  static std::unique_ptr<Tokenizer> tok = [] {
-    std::unique_ptr<Tokenizer> t;
-    auto gguf = GgufFile::Open(ModelPath());
-    if (!gguf.ok()) {
-      ADD_FAILURE() << "cannot open the Gemma model: " << gguf.status().ToString();
-      return t;
-    }
-    auto r = Tokenizer::FromGguf(*gguf);
-    if (!r.ok()) {
-      ADD_FAILURE() << "cannot build the Gemma tokenizer: " << r.status().ToString();
-      return t;
-    }
-    return std::move(r.value());
-  }();
+  static const std::unique_ptr<Tokenizer> tok = real_vocab::Load(ModelPath(), "Gemma");
   return tok.get();
 }
 

@@ -2,10 +2,6 @@
 // tokenization of every string in tests/data/gemma_tokenizer.json.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <thread>
-
-#include "common/text.h"
 #include "inference/tokenizer/tokenizer.h"
 #include "tests/inference/tokenizer/gemma_fixture.h"
 
@@ -42,47 +38,18 @@ TEST_F(GemmaTokenizerTest, MatchesLlamaCppOnGoldenStrings) {
   const nlohmann::json golden = gemma::LoadGolden("gemma_tokenizer.json");
   ASSERT_TRUE(golden.contains("cases"));
   ASSERT_GE(golden["cases"].size(), 30u);
-  for (const auto& c : golden["cases"]) {
-    const std::string text = c["text"];
-    const Ids expected = c["ids"].get<Ids>();
-    auto ids = tok_->Encode(text);
-    ASSERT_TRUE(ids.ok()) << c["name"] << ": " << ids.status().ToString();
-    EXPECT_EQ(*ids, expected) << "case " << c["name"] << " text " << c["text"].dump();
-  }
+  real_vocab::ExpectEncodesLikeGolden(*tok_, golden["cases"]);
 }
 
 TEST_F(GemmaTokenizerTest, DecodeRoundTripsGoldenStrings) {
   const nlohmann::json golden = gemma::LoadGolden("gemma_tokenizer.json");
   ASSERT_TRUE(golden.contains("cases"));
-  for (const auto& c : golden["cases"]) {
-    const std::string text = c["text"];
-    auto ids = tok_->Encode(text);
-    ASSERT_TRUE(ids.ok());
-    EXPECT_EQ(*tok_->Decode(*ids), text) << "case " << c["name"];
-    // Streaming the same ids never emits a partial character.
-    IncrementalDecoder dec(*tok_);
-    std::string streamed;
-    for (TokenId id : *ids) {
-      auto piece = dec.Push(id);
-      ASSERT_TRUE(piece.ok());
-      EXPECT_TRUE(IsValidUtf8(*piece)) << "case " << c["name"] << " token " << id;
-      streamed += *piece;
-    }
-    streamed += dec.Flush();
-    EXPECT_EQ(streamed, text) << "case " << c["name"];
-  }
+  real_vocab::ExpectDecodesLikeGolden(*tok_, golden["cases"]);
 }
 
 TEST_F(GemmaTokenizerTest, TypedEndOfTurnStaysText) {
-  for (const std::string text : {"<end_of_turn>", "<start_of_turn>model\n", "<bos>", "<eos>"}) {
-    auto ids = tok_->Encode(text);
-    ASSERT_TRUE(ids.ok());
-    EXPECT_GT(ids->size(), 1u) << text;
-    for (TokenId id : *ids) {
-      EXPECT_FALSE(tok_->IsControl(id)) << text << " produced control token " << id;
-    }
-    EXPECT_EQ(*tok_->Decode(*ids), text);
-  }
+  real_vocab::ExpectTypedSpecialsStayText(*tok_,
+                                          {"<end_of_turn>", "<start_of_turn>model\n", "<bos>", "<eos>"});
 }
 
 TEST_F(GemmaTokenizerTest, EmojiSplitOverByteTokensStreamsWhole) {
@@ -110,38 +77,14 @@ TEST_F(GemmaTokenizerTest, StreamsLlamaCppGenerations) {
   ASSERT_TRUE(golden.contains("prompts"));
   for (const auto& p : golden["prompts"]) {
     const Ids ids = p["generated_ids"].get<Ids>();
-    IncrementalDecoder dec(*tok_);
-    std::string streamed;
-    for (TokenId id : ids) {
-      auto piece = dec.Push(id);
-      ASSERT_TRUE(piece.ok());
-      EXPECT_TRUE(IsValidUtf8(*piece)) << p["name"];
-      streamed += *piece;
-    }
-    streamed += dec.Flush();
-    EXPECT_EQ(streamed, *tok_->Decode(ids)) << p["name"];
+    EXPECT_EQ(real_vocab::Stream(*tok_, ids, p["name"]), *tok_->Decode(ids)) << p["name"];
   }
 }
 
 TEST_F(GemmaTokenizerTest, EncodeFromManyThreads) {
   const nlohmann::json golden = gemma::LoadGolden("gemma_tokenizer.json");
   ASSERT_TRUE(golden.contains("cases"));
-  std::vector<std::pair<std::string, Ids>> cases;
-  for (const auto& c : golden["cases"]) cases.emplace_back(c["text"], c["ids"].get<Ids>());
-  std::atomic<int> mismatches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      for (int round = 0; round < 20; ++round) {
-        for (const auto& [text, ids] : cases) {
-          auto r = tok_->Encode(text);
-          if (!r.ok() || *r != ids) ++mismatches;
-        }
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(real_vocab::EncodeMismatchesFromThreads(*tok_, golden["cases"], 4, 20), 0);
 }
 
 TEST_F(GemmaTokenizerTest, InvalidInputIsAnError) {

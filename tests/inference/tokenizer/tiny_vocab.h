@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,15 +100,18 @@ inline testing::GgufWriter Writer(const VocabEdits& edits = {}) {
   return w;
 }
 
-inline Result<GgufFile> OpenTinyGguf(const VocabEdits& edits = {}) {
-  static int counter = 0;
+// The file `w` writes, opened (written to a temporary file, removed again).
+inline Result<GgufFile> OpenWritten(const testing::GgufWriter& w) {
+  static std::atomic<int> counter{0};
   const std::string path = ::testing::TempDir() + "/tiny_vocab_" + std::to_string(getpid()) + "_" +
                            std::to_string(counter++) + ".gguf";
-  Writer(edits).Write(path);
+  w.Write(path);
   auto f = GgufFile::Open(path);
   unlink(path.c_str());  // the mapping stays valid
   return f;
 }
+
+inline Result<GgufFile> OpenTinyGguf(const VocabEdits& edits = {}) { return OpenWritten(Writer(edits)); }
 
 inline std::unique_ptr<Tokenizer> MakeTokenizer() {
   auto gguf = OpenTinyGguf();
