@@ -125,8 +125,10 @@ class Attributor {
 
   // Adds the next piece of the answer (any split: mid-word, mid-marker,
   // mid-character) and returns the text to send on: the finished sentences,
-  // rewritten, with the whitespace that follows them. Often empty. Errors are
-  // embed's; the attributor must not be used after one.
+  // rewritten, with the whitespace that follows them. A sentence is held back
+  // until it ends (and until the next non-blank character shows it has), so
+  // this is often empty. Errors are embed's; the attributor must not be used
+  // after one.
   Result<std::string> Feed(std::string_view delta);
   // The answer is complete: returns the rest (the last sentence, rewritten).
   Result<std::string> Finish();

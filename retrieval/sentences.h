@@ -18,8 +18,9 @@
 //   - the sentence so far is only digits (a numbered list item "1. Install");
 //   - the next word starts with a lower-case letter ("approx. three").
 // "?" and "!" always end a sentence when whitespace follows; "¿" and "¡" open
-// one and need nothing. Known misses: German ordinals before a capital ("am 3.
-// Mai") and a sentence that ends in an abbreviation are split wrongly.
+// one and need nothing. Known misses: a German ordinal before a capital ("am
+// 3. Mai") ends a sentence, and a sentence that ends in one of the listed
+// abbreviations ("... by Dr. Smith Jr.") runs on into the next.
 //
 // Thread-safety: pure functions.
 #pragma once
