@@ -5,69 +5,17 @@
 #include <cstring>
 #include <random>
 
+#include "tests/inference/model/tiny_quant.h"
 #include "tests/support/gguf_writer.h"
 
 namespace ragd::testing {
 namespace {
 
-// float -> IEEE half by truncation (normal range only), and back.
-uint16_t ToHalf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const uint32_t sign = (b >> 16) & 0x8000;
-  const int exp = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
-  if (exp <= 0) return static_cast<uint16_t>(sign);
-  return static_cast<uint16_t>(sign | (exp << 10) | ((b >> 13) & 0x3ff));
-}
-float FromHalf(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  uint32_t b = sign;
-  if (exp != 0) b |= ((exp - 15 + 127) << 23) | (man << 13);
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-void PutHalf(std::vector<uint8_t>& out, float f) {
-  const uint16_t h = ToHalf(f);
-  out.push_back(h & 0xff);
-  out.push_back(h >> 8);
-}
-
-enum Type : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
-
-// Encodes `v` (n_out rows of n_in) as `type`; replaces v by what it decodes to.
-std::vector<uint8_t> Encode(Type type, std::vector<float>& v) {
-  std::vector<uint8_t> out;
-  if (type == kF32) {
-    out.resize(v.size() * 4);
-    std::memcpy(out.data(), v.data(), out.size());
-  } else if (type == kF16) {
-    for (float& f : v) {
-      PutHalf(out, f);
-      f = FromHalf(ToHalf(f));
-    }
-  } else {
-    for (size_t b = 0; b < v.size(); b += 32) {
-      float amax = 0;
-      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[b + j]));
-      const int qmax = type == kQ8_0 ? 127 : 7;
-      const float d = FromHalf(ToHalf(amax / qmax));
-      PutHalf(out, d);
-      int q[32];
-      for (int j = 0; j < 32; ++j) {
-        const int r = d == 0 ? 0 : static_cast<int>(std::lround(v[b + j] / d));
-        q[j] = std::clamp(r, type == kQ8_0 ? -127 : -8, qmax);
-        v[b + j] = d * q[j];
-      }
-      if (type == kQ8_0) {
-        for (int j = 0; j < 32; ++j) out.push_back(static_cast<uint8_t>(static_cast<int8_t>(q[j])));
-      } else {
-        for (int j = 0; j < 16; ++j) out.push_back(static_cast<uint8_t>((q[j] + 8) | ((q[j + 16] + 8) << 4)));
-      }
-    }
-  }
-  return out;
+// Encodes `v` as `type`; replaces v by what the bytes decode to.
+std::vector<uint8_t> Encode(TinyType type, std::vector<float>& v) {
+  auto bytes = EncodeTensor(type, v);
+  v = DecodeTensor(type, bytes, v.size());
+  return bytes;
 }
 
 }  // namespace
@@ -91,7 +39,7 @@ TinyGemmaWeights WriteTinyGemma(const TinyGemmaSpec& s, const std::string& path,
   g.AddF32("gemma3.rope.freq_base", s.rope_base);
 
   TinyGemmaWeights w;
-  auto add = [&](const std::string& name, int n_in, int n_out, float scale, Type type) {
+  auto add = [&](const std::string& name, int n_in, int n_out, float scale, TinyType type) {
     std::vector<float> v(static_cast<size_t>(n_in) * n_out);
     for (float& f : v) f = scale * normal(rng);
     const auto bytes = Encode(n_out == 1 ? kF32 : type, v);
