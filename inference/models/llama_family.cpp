@@ -57,7 +57,7 @@ Status LlamaFamilyModel::LoadRope(const GgufFile& file) {
                                " differs from the head width " + std::to_string(c.head_dim) +
                                " (partial rotary embeddings are not supported)");
   }
-  const std::string scaling = file.GetString(key(keys::kRopeScalingType)).value_or("none");
+  const std::string scaling = file.GetString(key(keys::kRopeScalingType)).value_or("linear");
   if (scaling == "linear") {
     const double factor = file.GetFloat(key(keys::kRopeScalingFactor)).value_or(1.0);
     if (!(factor > 0)) return Status::Corrupt("model metadata: rope.scaling.factor must be positive");
