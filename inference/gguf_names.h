@@ -71,6 +71,9 @@ inline constexpr std::string_view kFfnNorm = "ffn_norm.weight";
 inline constexpr std::string_view kFfnGate = "ffn_gate.weight";
 inline constexpr std::string_view kFfnUp = "ffn_up.weight";
 inline constexpr std::string_view kFfnDown = "ffn_down.weight";
+inline constexpr std::string_view kFfnGateBias = "ffn_gate.bias";
+inline constexpr std::string_view kFfnUpBias = "ffn_up.bias";
+inline constexpr std::string_view kFfnDownBias = "ffn_down.bias";
 inline constexpr std::string_view kPostFfwNorm = "post_ffw_norm.weight";
 }  // namespace tensors
 

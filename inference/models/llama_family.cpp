@@ -22,6 +22,9 @@ struct LayerWeights {
   const float* k_norm = nullptr;
   const float* ffn_norm = nullptr;
   WeightView gate, up, down;
+  const float* b_gate = nullptr;  // feed-forward biases (some llama files): null when absent
+  const float* b_up = nullptr;
+  const float* b_down = nullptr;
 };
 
 // Adds `bias` (width values) to each of `rows` rows of x; no-op when null.
@@ -110,6 +113,9 @@ Status LlamaFamilyModel::LoadLayer(const GgufFile& file, int il) {
   RAGD_RETURN_IF_ERROR(t.Matrix(tensors::kFfnGate, e, c.n_ff, &lw.gate));
   RAGD_RETURN_IF_ERROR(t.Matrix(tensors::kFfnUp, e, c.n_ff, &lw.up));
   RAGD_RETURN_IF_ERROR(t.Matrix(tensors::kFfnDown, c.n_ff, e, &lw.down));
+  RAGD_RETURN_IF_ERROR(t.OptionalVector(tensors::kFfnGateBias, c.n_ff, &lw.b_gate));
+  RAGD_RETURN_IF_ERROR(t.OptionalVector(tensors::kFfnUpBias, c.n_ff, &lw.b_up));
+  RAGD_RETURN_IF_ERROR(t.OptionalVector(tensors::kFfnDownBias, e, &lw.b_down));
   return Status::Ok();
 }
 
@@ -170,10 +176,13 @@ void LlamaFamilyModel::Layer(int il, std::span<SequenceStep> steps, int64_t m, T
   const MatMulTarget gate_up[] = {{&lw.gate, s_.gate}, {&lw.up, s_.up}};
   MatMulShared(gate_up, s_.h.data(), m, pool);
   ForRows(m, pool, [&](int64_t begin, int64_t end) {
+    AddBiasRows(lw.b_gate, s_.gate + begin * c.n_ff, end - begin, c.n_ff);
+    AddBiasRows(lw.b_up, s_.up + begin * c.n_ff, end - begin, c.n_ff);
     SwiGlu(s_.gate + begin * c.n_ff, s_.up + begin * c.n_ff, (end - begin) * c.n_ff);
   });
   MatMul(lw.down, s_.gate, m, s_.o.data(), pool);
   ForRows(m, pool, [&](int64_t begin, int64_t end) {
+    AddBiasRows(lw.b_down, s_.o.data() + begin * e, end - begin, e);
     AddF32(s_.o.data() + begin * e, s_.x.data() + begin * e, (end - begin) * e);
   });
 }
