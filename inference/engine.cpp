@@ -53,6 +53,13 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
   if (!tok.ok()) return tok.status();
   e->tokenizer_ = std::move(tok).value();
   malloc_trim(0);
+  if (options.chat_template.empty()) {
+    e->chat_template_ = DetectChatTemplate(*e->file_);
+  } else {
+    auto t = ParseChatTemplate(options.chat_template);
+    if (!t.ok()) return t.status();
+    e->chat_template_ = *t;
+  }
   auto model = LoadModel(*e->file_);
   if (!model.ok()) return model.status();
   e->model_ = std::move(model).value();
@@ -78,6 +85,17 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
 }
 
 Engine::~Engine() = default;
+
+Result<std::vector<TokenId>> Engine::FormatChat(const std::vector<ChatMessage>& messages) const {
+  return inference::FormatChat(*tokenizer_, chat_template_, messages);
+}
+
+Result<std::vector<TokenId>> Engine::PlainPrompt(std::string_view text) const {
+  auto ids = tokenizer_->Encode(text);
+  if (!ids.ok()) return ids.status();
+  if (tokenizer_->add_bos() && tokenizer_->bos_id() >= 0) ids->insert(ids->begin(), tokenizer_->bos_id());
+  return ids;
+}
 
 int Engine::threads() const { return pool_->size(); }
 const std::string& Engine::architecture() const { return model_->config().architecture; }

@@ -2,7 +2,7 @@
 // owns its tokenizer, KV caches and compute threads, and runs generations.
 //
 //   auto engine = Engine::Load({.model_path = path});
-//   auto prompt = FormatGemmaChat(engine->tokenizer(), messages);
+//   auto prompt = engine->FormatChat(messages);
 //   auto gen = engine->Start({.prompt = *prompt, .max_tokens = 128});
 //   while (auto chunk = gen->Next(); chunk.ok() && *chunk) emit((*chunk)->text);
 //   gen->finish_reason(), gen->stats()
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "inference/tokenizer/chat_format.h"
 #include "inference/tokenizer/sampler.h"
 #include "inference/tokenizer/tokenizer.h"
 
@@ -38,10 +39,11 @@ class KvCache;
 struct SequenceStep;
 
 struct EngineOptions {
-  std::string model_path;  // GGUF model file
-  int threads = 0;         // compute threads; 0 = one per core
-  int context_length = 0;  // most positions (prompt + completion) per sequence; 0 = the model's
-  int nice = 0;            // niceness of the compute threads (0..19); see ThreadPool
+  std::string model_path;     // GGUF model file
+  int threads = 0;            // compute threads; 0 = one per core
+  int context_length = 0;     // most positions (prompt + completion) per sequence; 0 = the model's
+  int nice = 0;               // niceness of the compute threads (0..19); see ThreadPool
+  std::string chat_template;  // "" = the one the file was trained with (chat_format.h names)
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled };
@@ -136,6 +138,15 @@ class Engine {
   int threads() const;
   const std::string& architecture() const;
   size_t model_file_bytes() const;
+  // The chat template prompts are formatted with (kNone: a base model).
+  ChatTemplate chat_template() const { return chat_template_; }
+
+  // Prompt ids of a conversation in the model's chat template (chat_format.h
+  // FormatChat); kUnsupported for a base model.
+  Result<std::vector<TokenId>> FormatChat(const std::vector<ChatMessage>& messages) const;
+  // Prompt ids of plain text: BOS first when the vocabulary asks for one
+  // (tokenizer.ggml.add_bos_token), then the text.
+  Result<std::vector<TokenId>> PlainPrompt(std::string_view text) const;
 
   // Checks the request and prepares a generation (no model work yet).
   // kInvalidArgument: empty prompt, max_tokens < 1, bad sampling options or an
@@ -160,6 +171,7 @@ class Engine {
   std::unique_ptr<ThreadPool> pool_;
   int context_length_ = 0;
   int nice_ = 0;
+  ChatTemplate chat_template_ = ChatTemplate::kNone;
   struct Lock;
   std::unique_ptr<Lock> forward_lock_;  // serializes Model::Forward
 };

@@ -6,9 +6,8 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace ragd::testing {
 
@@ -19,6 +18,10 @@ inline std::string ModelsDir() {
 }
 
 inline std::string GemmaModelPath() { return ModelsDir() + "/gemma-3-270m-q4_k_m.gguf"; }
+// The answer models: size "0.5b" (fast) or "1.5b" (quality).
+inline std::string QwenModelPath(const std::string& size) {
+  return ModelsDir() + "/qwen2.5-coder-" + size + "-instruct-q4_k_m.gguf";
+}
 
 inline std::string SourceDir() {
   const char* src = std::getenv("RAGD_SOURCE_DIR");

@@ -12,9 +12,7 @@
 
 namespace ragd::inference::qwen {
 
-inline std::string ModelPath() {
-  return ragd::testing::ModelsDir() + "/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
-}
+inline std::string ModelPath() { return ragd::testing::QwenModelPath("0.5b"); }
 
 // One tokenizer for the whole test binary.
 inline const Tokenizer* Get() {
