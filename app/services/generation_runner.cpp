@@ -1,0 +1,320 @@
+#include "app/services/generation_runner.h"
+
+#include <chrono>
+#include <mutex>
+#include <random>
+
+namespace ragd::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+std::string NewId(const char* prefix) {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  static const char* kAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string id = prefix;
+  for (int i = 0; i < 24; ++i) id += kAlphabet[rng() % 62];
+  return id;
+}
+
+std::string FinishName(inference::FinishReason r) {
+  return r == inference::FinishReason::kLength ? "length" : "stop";
+}
+
+// Everything one running request needs on the inference thread.
+struct RunState {
+  AppContext* ctx = nullptr;
+  GenerationPlan plan;
+  std::shared_ptr<AsyncResponse> response;
+  accounts::Reservation reservation;
+  int64_t user_id = 0;
+  int64_t budget = 0;  // tokens reserved and admitted by the rate limiter
+  std::string request_id;
+  std::string id;
+  int64_t created = 0;
+  std::string text;
+  int64_t completion_tokens = 0;
+  Clock::time_point start, first_token, last_token;
+  bool got_first = false;
+  bool streaming_started = false;
+  std::mutex mu;  // held by the submitting thread until `response` is set up
+
+  Json Usage(const inference::GenerationStats& s) const {
+    return {{"prompt_tokens", s.prompt_tokens},
+            {"completion_tokens", s.completion_tokens},
+            {"total_tokens", s.prompt_tokens + s.completion_tokens},
+            {"prompt_tokens_details", {{"cached_tokens", s.cached_tokens}}}};
+  }
+
+  Json Timings(const inference::GenerationStats& s) const {
+    const auto per_s = [](int n, double ms) { return ms > 0 ? n * 1000.0 / ms : 0.0; };
+    return {{"cache_n", s.cached_tokens},
+            {"prompt_n", s.prompt_tokens - s.cached_tokens},
+            {"prompt_ms", s.prompt_ms},
+            {"prompt_per_second", per_s(s.prompt_tokens - s.cached_tokens, s.prompt_ms)},
+            {"predicted_n", s.completion_tokens},
+            {"predicted_ms", s.decode_ms},
+            {"predicted_per_second", per_s(std::max(0, s.completion_tokens - 1), s.decode_ms)},
+            {"draft_n", s.draft_tokens},
+            {"draft_n_accepted", s.draft_accepted},
+            {"queue_ms", s.queue_ms},
+            {"retrieval_ms", plan.retrieval_ms}};
+  }
+
+  Json ChunkEnvelope() const {
+    const bool chat = plan.shape == ResponseShape::kChat;
+    return {{"id", id}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
+            {"model", plan.model_id}};
+  }
+
+  void SendEvent(const Json& j) { response->Write("data: " + DumpJson(j) + "\n\n"); }
+
+  void StartStream() {
+    response->StartStream(200, "text/event-stream; charset=utf-8");
+    streaming_started = true;
+    if (plan.shape == ResponseShape::kAsk) {
+      SendEvent({{"type", "citations"}, {"id", id}, {"citations", CitationsJson(plan.sources)}});
+    } else if (plan.shape == ResponseShape::kChat) {
+      Json first = ChunkEnvelope();
+      first["choices"] = Json::array({{{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                       {"finish_reason", nullptr}}});
+      if (plan.rag) first["citations"] = CitationsJson(plan.sources);
+      SendEvent(first);
+    }
+  }
+
+  void StreamDelta(const std::string& delta) {
+    if (plan.shape == ResponseShape::kAsk) {
+      SendEvent({{"type", "delta"}, {"content", delta}});
+      return;
+    }
+    Json chunk = ChunkEnvelope();
+    if (plan.shape == ResponseShape::kChat)
+      chunk["choices"] = Json::array({{{"index", 0}, {"delta", {{"content", delta}}}, {"finish_reason", nullptr}}});
+    else
+      chunk["choices"] = Json::array({{{"index", 0}, {"text", delta}, {"finish_reason", nullptr}, {"logprobs", nullptr}}});
+    SendEvent(chunk);
+  }
+
+  void FinishStream(const std::string& finish, const inference::GenerationStats& stats) {
+    if (plan.shape == ResponseShape::kAsk) {
+      const std::set<int> cited = CitedNumbers(text, static_cast<int>(plan.sources.size()));
+      SendEvent({{"type", "done"}, {"finish_reason", finish}, {"usage", Usage(stats)},
+                 {"citations", CitationsJson(plan.sources, &cited)}, {"timings", Timings(stats)}});
+    } else {
+      Json last = ChunkEnvelope();
+      if (plan.shape == ResponseShape::kChat)
+        last["choices"] = Json::array({{{"index", 0}, {"delta", Json::object()}, {"finish_reason", finish}}});
+      else
+        last["choices"] = Json::array({{{"index", 0}, {"text", ""}, {"finish_reason", finish}, {"logprobs", nullptr}}});
+      last["timings"] = Timings(stats);
+      SendEvent(last);
+      if (plan.include_usage) {
+        Json usage = ChunkEnvelope();
+        usage["choices"] = Json::array();
+        usage["usage"] = Usage(stats);
+        SendEvent(usage);
+      }
+    }
+    response->Write("data: [DONE]\n\n");
+    response->End();
+  }
+
+  Json FinalBody(const std::string& finish, const inference::GenerationStats& stats) const {
+    switch (plan.shape) {
+      case ResponseShape::kAsk: {
+        const std::set<int> cited = CitedNumbers(text, static_cast<int>(plan.sources.size()));
+        return {{"id", id}, {"object", "ask.answer"}, {"created", created}, {"model", plan.model_id},
+                {"answer", text}, {"finish_reason", finish}, {"citations", CitationsJson(plan.sources, &cited)},
+                {"usage", Usage(stats)}, {"timings", Timings(stats)}};
+      }
+      case ResponseShape::kChat: {
+        Json message = {{"role", "assistant"}, {"content", text}};
+        if (plan.rag) {
+          const std::set<int> cited = CitedNumbers(text, static_cast<int>(plan.sources.size()));
+          message["citations"] = CitationsJson(plan.sources, &cited);
+        }
+        return {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", plan.model_id},
+                {"choices", Json::array({{{"index", 0}, {"message", message}, {"finish_reason", finish},
+                                          {"logprobs", nullptr}}})},
+                {"usage", Usage(stats)}, {"timings", Timings(stats)}};
+      }
+      case ResponseShape::kCompletion:
+        return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", plan.model_id},
+                {"choices", Json::array({{{"index", 0}, {"text", text}, {"finish_reason", finish},
+                                          {"logprobs", nullptr}}})},
+                {"usage", Usage(stats)}, {"timings", Timings(stats)}};
+    }
+    return {};
+  }
+
+  // Charges the real counts; what was held but not spent goes back to the
+  // quota and to the tokens-per-minute bucket. An unfinished request (error,
+  // cancel) is charged all the same but not counted as a successful answer.
+  void Settle(const inference::GenerationStats& s, bool completed) {
+    if (completed) {
+      reservation.Settle(s.prompt_tokens, s.completion_tokens);
+    } else {
+      reservation.Report(s.prompt_tokens, s.completion_tokens);
+      reservation.Release();
+    }
+    const int64_t unused = budget - s.prompt_tokens - s.completion_tokens;
+    if (unused > 0) ctx->accounts->rate_limiter().Refund(user_id, unused);
+  }
+
+  // The request-log line and metrics of the finished request.
+  void Record(int status, const std::string& finish, const inference::GenerationStats& stats,
+              Clock::time_point now) {
+    RequestRecord r;
+    r.time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    r.request_id = request_id;
+    r.user_id = user_id;
+    r.route = plan.route;
+    r.status = status;
+    r.prompt_tokens = stats.prompt_tokens;
+    r.completion_tokens = stats.completion_tokens;
+    r.ttft_ms = got_first ? Seconds(start, first_token) * 1000 : -1;
+    r.duration_ms = Seconds(start, now) * 1000;
+    r.finish_reason = finish;
+    if (plan.rag)
+      for (int n : CitedNumbers(text, static_cast<int>(plan.sources.size())))
+        r.documents_cited.push_back(plan.sources[n - 1].hit.document_id);
+    if (ctx->config.log.content) {  // sealed by the log, never written in plain text
+      auto prompt = ctx->engine->tokenizer().Decode(plan.request.prompt);
+      r.prompt = prompt.ok() ? *prompt : "";
+      r.answer = text;
+    }
+    RecordRequest(*ctx, r);
+  }
+
+  // Called on the inference thread; false cancels the generation.
+  bool OnEvent(const inference::SchedulerEvent& ev) {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto now = Clock::now();
+    switch (ev.kind) {
+      case inference::SchedulerEvent::Kind::kToken: {
+        ++completion_tokens;
+        reservation.Report(plan.request.prompt.size(), completion_tokens);
+        if (!got_first) {
+          got_first = true;
+          first_token = now;
+        } else {
+          ctx->metrics.ObserveInterTokenLatency(Seconds(last_token, now));
+        }
+        last_token = now;
+        std::string_view delta = ev.text;
+        if (plan.rag && text.empty()) delta.remove_prefix(std::min(delta.find_first_not_of(" \n"), delta.size()));
+        text += delta;
+        if (plan.stream && !delta.empty()) StreamDelta(std::string(delta));
+        return !response->cancelled();
+      }
+      case inference::SchedulerEvent::Kind::kDone: {
+        const bool cancelled = ev.finish_reason == inference::FinishReason::kCancelled;
+        const std::string finish = cancelled ? "cancelled" : FinishName(ev.finish_reason);
+        Settle(ev.stats, !cancelled);
+        ctx->metrics.CountGeneration(finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
+                                     got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
+                                     ev.stats.queue_ms / 1000.0);
+        Record(cancelled ? 499 : 200, finish, ev.stats, now);
+        if (cancelled) {
+          response->End();
+        } else if (plan.stream) {
+          FinishStream(finish, ev.stats);
+        } else {
+          response->Send(JsonResponse(200, FinalBody(finish, ev.stats)));
+        }
+        return true;
+      }
+      case inference::SchedulerEvent::Kind::kError: {
+        Settle(ev.stats, false);
+        ctx->metrics.CountGeneration("error", ev.stats.prompt_tokens, ev.stats.completion_tokens, -1,
+                                     Seconds(start, now), 0);
+        Record(HttpStatusFor(ev.error.code()), "error", ev.stats, now);
+        if (plan.stream) {
+          Json err = {{"code", HttpStatusFor(ev.error.code())}, {"type", ErrorTypeFor(ev.error.code())},
+                      {"message", ev.error.message()}};
+          if (plan.shape == ResponseShape::kAsk) SendEvent({{"type", "error"}, {"error", err}});
+          else SendEvent({{"error", err}});
+          response->End();
+        } else {
+          response->Send(ErrorResponse(ev.error));
+        }
+        return true;
+      }
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+HttpResponse RefusalResponse(const Status& status, const accounts::Refusal& refusal, bool quota) {
+  Json err = {{"code", 429}, {"type", quota ? "quota_exceeded" : "rate_limit_error"}, {"message", status.message()}};
+  if (quota) err["remaining_tokens"] = refusal.remaining_tokens;
+  HttpResponse r = JsonResponse(429, {{"error", err}});
+  r.headers.push_back({"Retry-After", std::to_string(std::max<int64_t>(1, refusal.retry_after_s))});
+  return r;
+}
+
+HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan, HttpExchange& exchange) {
+  const int64_t n_prompt = static_cast<int64_t>(plan.request.prompt.size());
+  const int64_t n_ctx = ctx.engine->context_length();
+  if (n_prompt >= n_ctx) {
+    ctx.metrics.CountContextLengthError();
+    Json err = {{"code", 400},
+                {"type", "exceed_context_size_error"},
+                {"message", "the prompt has " + std::to_string(n_prompt) + " tokens, more than the context of " +
+                                std::to_string(n_ctx) + " tokens allows"},
+                {"n_prompt_tokens", n_prompt},
+                {"n_ctx", n_ctx}};
+    return JsonResponse(400, {{"error", err}});
+  }
+  plan.request.max_tokens = static_cast<int>(std::min<int64_t>(plan.request.max_tokens, n_ctx - n_prompt));
+  const int64_t budget = n_prompt + plan.request.max_tokens;
+
+  accounts::Refusal refusal;
+  if (Status st = ctx.accounts->rate_limiter().Admit(user.id, budget, &refusal); !st.ok()) {
+    if (st.code() != StatusCode::kResourceExhausted) return ErrorResponse(st);
+    ctx.metrics.CountRateLimitRejection();
+    return RefusalResponse(st, refusal, /*quota=*/false);
+  }
+  auto reservation = ctx.accounts->quota().Reserve(user, budget, plan.route, &refusal);
+  if (!reservation.ok()) {
+    ctx.accounts->rate_limiter().Refund(user.id, budget);
+    if (reservation.status().code() != StatusCode::kResourceExhausted) return ErrorResponse(reservation.status());
+    ctx.metrics.CountQuotaRejection();
+    return RefusalResponse(reservation.status(), refusal, /*quota=*/true);
+  }
+
+  auto state = std::make_shared<RunState>();
+  state->ctx = &ctx;
+  state->reservation = std::move(reservation).value();
+  state->user_id = user.id;
+  state->request_id = exchange.request_id();
+  state->budget = budget;
+  state->id = NewId(plan.shape == ResponseShape::kChat ? "chatcmpl-" : plan.shape == ResponseShape::kAsk ? "ask-" : "cmpl-");
+  state->created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  state->start = Clock::now();
+  state->plan = std::move(plan);
+
+  // The callback waits on state->mu until the response below is ready.
+  std::unique_lock<std::mutex> lock(state->mu);
+  auto ticket = ctx.inference->Submit(state->plan.request,
+                                      [state](const inference::SchedulerEvent& ev) { return state->OnEvent(ev); });
+  if (!ticket.ok()) {
+    state->reservation.Release();
+    ctx.accounts->rate_limiter().Refund(user.id, budget);
+    HttpResponse r = ErrorResponse(ticket.status());
+    if (ticket.status().code() == StatusCode::kUnavailable) r.headers.push_back({"Retry-After", "2"});
+    return r;
+  }
+  // From here the inference thread answers; the stream starts at once so the
+  // client sees the citations (RAG) before the first token.
+  state->response = exchange.Defer();
+  if (state->plan.stream) state->StartStream();
+  return HttpResponse::Json(200, "");
+}
+
+}  // namespace ragd::app

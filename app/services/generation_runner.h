@@ -1,0 +1,39 @@
+// Runs one generation request end to end for the HTTP routes: context-length
+// check, rate limit, quota reservation, submission to the inference thread,
+// the response (one JSON body, or Server-Sent Events), and settling the quota
+// with the real token counts. Shared by /v1/chat/completions,
+// /v1/completions and /v1/ask so the three stay consistent.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/http/http_server.h"
+#include "app/services/app_context.h"
+#include "app/services/rag_prompt.h"
+
+namespace ragd::app {
+
+enum class ResponseShape { kChat, kCompletion, kAsk };
+
+struct GenerationPlan {
+  ResponseShape shape = ResponseShape::kChat;
+  std::string route;                   // route pattern, for usage rows and metrics
+  std::string model_id;                // echoed as "model"
+  inference::GenerationRequest request;
+  bool stream = false;
+  bool include_usage = false;          // stream_options.include_usage (chat, completions)
+  bool rag = false;                    // answer from `sources`, with citations
+  std::vector<Source> sources;
+  double retrieval_ms = 0;
+};
+
+// Returns the immediate error response, or takes the exchange over (deferred)
+// and answers when the generation ends. The returned response is ignored when
+// the exchange was deferred.
+HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan, HttpExchange& exchange);
+
+// 429 for a refused quota or rate limit, with Retry-After.
+HttpResponse RefusalResponse(const Status& status, const accounts::Refusal& refusal, bool quota);
+
+}  // namespace ragd::app
