@@ -3,35 +3,20 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "accounts/accounts.h"
+#include "tests/support/temp_dir.h"
 
 namespace ragd::accounts::testing {
 
 // 2026-11-29T12:00:00Z.
 inline constexpr int64_t kNoonMillis = 1795953600LL * 1000;
 
-// A fresh folder under the system temp folder, removed with the object.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ragd-accounts-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using ragd::testing::TempDir;
 
 inline std::unique_ptr<Accounts> OpenAccounts(const std::string& path, const Clock* clock,
                                               AccountsOptions options = AccountsOptions()) {
