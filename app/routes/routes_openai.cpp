@@ -5,6 +5,7 @@
 #include "app/routes/request_options.h"
 #include "app/routes/routes.h"
 #include "app/routes/routes_rag.h"
+#include "app/services/admission.h"
 #include "app/services/generation_runner.h"
 
 namespace ragd::app {
@@ -181,28 +182,21 @@ HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts:
     const int64_t n = static_cast<int64_t>(ctx.embedder->CountTokens(s));
     // Never truncate silently: the model sees at most n_ctx tokens with [CLS] and [SEP].
     if (n + 2 > n_ctx) {
-      ctx.metrics.CountContextLengthError();
-      Json err = {{"code", 400}, {"type", "exceed_context_size_error"},
-                  {"message", "an input has " + std::to_string(n + 2) + " tokens; the embedding model reads at most " +
-                                  std::to_string(n_ctx)},
-                  {"n_prompt_tokens", n + 2}, {"n_ctx", n_ctx}};
-      return JsonResponse(400, {{"error", err}});
+      return ContextLengthRefusal(ctx.metrics,
+                                  "an input has " + std::to_string(n + 2) +
+                                      " tokens; the embedding model reads at most " + std::to_string(n_ctx),
+                                  n + 2, n_ctx);
     }
     tokens += n;
   }
-  accounts::Refusal refusal;
-  if (Status st = ctx.accounts->rate_limiter().Admit(user.id, tokens, &refusal); !st.ok()) {
-    ctx.metrics.CountRateLimitRejection();
-    return RefusalResponse(st, refusal, false);
-  }
-  auto reservation = ctx.accounts->quota().Reserve(user, tokens, "/v1/embeddings", &refusal);
-  if (!reservation.ok()) {
-    ctx.metrics.CountQuotaRejection();
-    return RefusalResponse(reservation.status(), refusal, true);
-  }
+  Admission admission;
+  if (auto refused = Admit(ctx, user, tokens, "/v1/embeddings", &admission)) return *refused;
   auto vectors = ctx.embedder->Embed(inputs);
-  if (!vectors.ok()) return ErrorResponse(vectors.status());
-  reservation->Settle(tokens, 0);
+  if (!vectors.ok()) {
+    admission.Cancel();
+    return ErrorResponse(vectors.status());
+  }
+  admission.Settle(tokens, 0, /*completed=*/true);
   ctx.metrics.CountEmbeddingTokens(tokens);
   Json data = Json::array();
   for (size_t i = 0; i < vectors->size(); ++i) {

@@ -4,6 +4,8 @@
 #include <mutex>
 #include <random>
 
+#include "app/services/admission.h"
+
 namespace ragd::app {
 namespace {
 
@@ -28,9 +30,8 @@ struct RunState {
   AppContext* ctx = nullptr;
   GenerationPlan plan;
   std::shared_ptr<AsyncResponse> response;
-  accounts::Reservation reservation;
+  Admission admission;
   int64_t user_id = 0;
-  int64_t budget = 0;  // tokens reserved and admitted by the rate limiter
   std::string request_id;
   std::string id;
   int64_t created = 0;
@@ -150,20 +151,6 @@ struct RunState {
     return {};
   }
 
-  // Charges the real counts; what was held but not spent goes back to the
-  // quota and to the tokens-per-minute bucket. An unfinished request (error,
-  // cancel) is charged all the same but not counted as a successful answer.
-  void Settle(const inference::GenerationStats& s, bool completed) {
-    if (completed) {
-      reservation.Settle(s.prompt_tokens, s.completion_tokens);
-    } else {
-      reservation.Report(s.prompt_tokens, s.completion_tokens);
-      reservation.Release();
-    }
-    const int64_t unused = budget - s.prompt_tokens - s.completion_tokens;
-    if (unused > 0) ctx->accounts->rate_limiter().Refund(user_id, unused);
-  }
-
   // The request-log line and metrics of the finished request.
   void Record(int status, const std::string& finish, const inference::GenerationStats& stats,
               Clock::time_point now) {
@@ -196,7 +183,7 @@ struct RunState {
     switch (ev.kind) {
       case inference::SchedulerEvent::Kind::kToken: {
         ++completion_tokens;
-        reservation.Report(plan.request.prompt.size(), completion_tokens);
+        admission.Report(plan.request.prompt.size(), completion_tokens);
         if (!got_first) {
           got_first = true;
           first_token = now;
@@ -213,7 +200,7 @@ struct RunState {
       case inference::SchedulerEvent::Kind::kDone: {
         const bool cancelled = ev.finish_reason == inference::FinishReason::kCancelled;
         const std::string finish = cancelled ? "cancelled" : FinishName(ev.finish_reason);
-        Settle(ev.stats, !cancelled);
+        admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, !cancelled);
         ctx->metrics.CountGeneration(finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
                                      got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
                                      ev.stats.queue_ms / 1000.0);
@@ -228,7 +215,7 @@ struct RunState {
         return true;
       }
       case inference::SchedulerEvent::Kind::kError: {
-        Settle(ev.stats, false);
+        admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, false);
         ctx->metrics.CountGeneration("error", ev.stats.prompt_tokens, ev.stats.completion_tokens, -1,
                                      Seconds(start, now), 0);
         Record(HttpStatusFor(ev.error.code()), "error", ev.stats, now);
@@ -250,50 +237,24 @@ struct RunState {
 
 }  // namespace
 
-HttpResponse RefusalResponse(const Status& status, const accounts::Refusal& refusal, bool quota) {
-  Json err = {{"code", 429}, {"type", quota ? "quota_exceeded" : "rate_limit_error"}, {"message", status.message()}};
-  if (quota) err["remaining_tokens"] = refusal.remaining_tokens;
-  HttpResponse r = JsonResponse(429, {{"error", err}});
-  r.headers.push_back({"Retry-After", std::to_string(std::max<int64_t>(1, refusal.retry_after_s))});
-  return r;
-}
-
 HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan, HttpExchange& exchange) {
   const int64_t n_prompt = static_cast<int64_t>(plan.request.prompt.size());
   const int64_t n_ctx = ctx.engine->context_length();
   if (n_prompt >= n_ctx) {
-    ctx.metrics.CountContextLengthError();
-    Json err = {{"code", 400},
-                {"type", "exceed_context_size_error"},
-                {"message", "the prompt has " + std::to_string(n_prompt) + " tokens, more than the context of " +
-                                std::to_string(n_ctx) + " tokens allows"},
-                {"n_prompt_tokens", n_prompt},
-                {"n_ctx", n_ctx}};
-    return JsonResponse(400, {{"error", err}});
+    return ContextLengthRefusal(ctx.metrics,
+                                "the prompt has " + std::to_string(n_prompt) +
+                                    " tokens, more than the context of " + std::to_string(n_ctx) +
+                                    " tokens allows",
+                                n_prompt, n_ctx);
   }
   plan.request.max_tokens = static_cast<int>(std::min<int64_t>(plan.request.max_tokens, n_ctx - n_prompt));
-  const int64_t budget = n_prompt + plan.request.max_tokens;
-
-  accounts::Refusal refusal;
-  if (Status st = ctx.accounts->rate_limiter().Admit(user.id, budget, &refusal); !st.ok()) {
-    if (st.code() != StatusCode::kResourceExhausted) return ErrorResponse(st);
-    ctx.metrics.CountRateLimitRejection();
-    return RefusalResponse(st, refusal, /*quota=*/false);
-  }
-  auto reservation = ctx.accounts->quota().Reserve(user, budget, plan.route, &refusal);
-  if (!reservation.ok()) {
-    ctx.accounts->rate_limiter().Refund(user.id, budget);
-    if (reservation.status().code() != StatusCode::kResourceExhausted) return ErrorResponse(reservation.status());
-    ctx.metrics.CountQuotaRejection();
-    return RefusalResponse(reservation.status(), refusal, /*quota=*/true);
-  }
 
   auto state = std::make_shared<RunState>();
+  if (auto refused = Admit(ctx, user, n_prompt + plan.request.max_tokens, plan.route, &state->admission))
+    return *refused;
   state->ctx = &ctx;
-  state->reservation = std::move(reservation).value();
   state->user_id = user.id;
   state->request_id = exchange.request_id();
-  state->budget = budget;
   state->id = NewId(plan.shape == ResponseShape::kChat ? "chatcmpl-" : plan.shape == ResponseShape::kAsk ? "ask-" : "cmpl-");
   state->created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   state->start = Clock::now();
@@ -304,8 +265,7 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
   auto ticket = ctx.inference->Submit(state->plan.request,
                                       [state](const inference::SchedulerEvent& ev) { return state->OnEvent(ev); });
   if (!ticket.ok()) {
-    state->reservation.Release();
-    ctx.accounts->rate_limiter().Refund(user.id, budget);
+    state->admission.Cancel();
     HttpResponse r = ErrorResponse(ticket.status());
     if (ticket.status().code() == StatusCode::kUnavailable) r.headers.push_back({"Retry-After", "2"});
     return r;

@@ -1,8 +1,9 @@
-// Runs one generation request end to end for the HTTP routes: context-length
-// check, rate limit, quota reservation, submission to the inference thread,
-// the response (one JSON body, or Server-Sent Events), and settling the quota
-// with the real token counts. Shared by /v1/chat/completions,
-// /v1/completions and /v1/ask so the three stay consistent.
+// Runs one generation request end to end for the HTTP routes: admission
+// (context length, rate limit, quota; see admission.h), submission to the
+// inference thread, the response (one JSON body, or Server-Sent Events), and
+// settling the quota with the real token counts. Shared by
+// /v1/chat/completions, /v1/completions and /v1/ask so the three stay
+// consistent.
 #pragma once
 
 #include <string>
@@ -32,8 +33,5 @@ struct GenerationPlan {
 // and answers when the generation ends. The returned response is ignored when
 // the exchange was deferred.
 HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan, HttpExchange& exchange);
-
-// 429 for a refused quota or rate limit, with Retry-After.
-HttpResponse RefusalResponse(const Status& status, const accounts::Refusal& refusal, bool quota);
 
 }  // namespace ragd::app
