@@ -55,7 +55,7 @@ void RegisterAskRoutes(HttpServer& http, AppContext& ctx) {
     auto retrieved = RetrieveSources(ctx, *question, static_cast<int>(top_k->value_or(ctx.config.retrieval.top_k)));
     if (!retrieved.ok()) return ErrorResponse(retrieved.status());
     GenerationPlan plan;
-    plan.shape = ResponseShape::kAsk;
+    plan.format = AskWireFormat();
     plan.route = "/v1/ask";
     plan.model_id = kRagModelId;
     plan.stream = opts->stream;

@@ -88,7 +88,7 @@ HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchan
   if (!opts.ok()) return ErrorResponse(opts.status());
 
   GenerationPlan plan;
-  plan.shape = ResponseShape::kChat;
+  plan.format = ChatWireFormat();
   plan.route = "/v1/chat/completions";
   plan.model_id = model_id;
   plan.stream = opts->stream;
@@ -137,7 +137,7 @@ HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& 
   auto ids = ctx.engine->tokenizer().Encode(prompt_text);
   if (!ids.ok()) return ErrorResponse(ids.status());
   GenerationPlan plan;
-  plan.shape = ResponseShape::kCompletion;
+  plan.format = CompletionWireFormat();
   plan.route = "/v1/completions";
   plan.model_id = ctx.llm_id;
   plan.stream = opts->stream;

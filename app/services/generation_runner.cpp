@@ -33,13 +33,10 @@ struct RunState {
   Admission admission;
   int64_t user_id = 0;
   std::string request_id;
-  std::string id;
-  int64_t created = 0;
-  std::string text;
+  Reply reply;  // what the wire format writes; reply.text is the answer so far
   int64_t completion_tokens = 0;
   Clock::time_point start, first_token, last_token;
   bool got_first = false;
-  bool streaming_started = false;
   std::mutex mu;  // held by the submitting thread until `response` is set up
 
   Json Usage(const inference::GenerationStats& s) const {
@@ -64,91 +61,21 @@ struct RunState {
             {"retrieval_ms", plan.retrieval_ms}};
   }
 
-  Json ChunkEnvelope() const {
-    const bool chat = plan.shape == ResponseShape::kChat;
-    return {{"id", id}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
-            {"model", plan.model_id}};
+  ReplyEnd End(const std::string& finish, const inference::GenerationStats& stats) const {
+    return {finish, Usage(stats), Timings(stats)};
   }
 
   void SendEvent(const Json& j) { response->Write("data: " + DumpJson(j) + "\n\n"); }
 
   void StartStream() {
     response->StartStream(200, "text/event-stream; charset=utf-8");
-    streaming_started = true;
-    if (plan.shape == ResponseShape::kAsk) {
-      SendEvent({{"type", "citations"}, {"id", id}, {"citations", CitationsJson(plan.sources)}});
-    } else if (plan.shape == ResponseShape::kChat) {
-      Json first = ChunkEnvelope();
-      first["choices"] = Json::array({{{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}},
-                                       {"finish_reason", nullptr}}});
-      if (plan.rag) first["citations"] = CitationsJson(plan.sources);
-      SendEvent(first);
-    }
+    for (const Json& event : plan.format->StreamStart(reply)) SendEvent(event);
   }
 
-  void StreamDelta(const std::string& delta) {
-    if (plan.shape == ResponseShape::kAsk) {
-      SendEvent({{"type", "delta"}, {"content", delta}});
-      return;
-    }
-    Json chunk = ChunkEnvelope();
-    if (plan.shape == ResponseShape::kChat)
-      chunk["choices"] = Json::array({{{"index", 0}, {"delta", {{"content", delta}}}, {"finish_reason", nullptr}}});
-    else
-      chunk["choices"] = Json::array({{{"index", 0}, {"text", delta}, {"finish_reason", nullptr}, {"logprobs", nullptr}}});
-    SendEvent(chunk);
-  }
-
-  void FinishStream(const std::string& finish, const inference::GenerationStats& stats) {
-    if (plan.shape == ResponseShape::kAsk) {
-      const std::set<int> cited = CitedNumbers(text, static_cast<int>(plan.sources.size()));
-      SendEvent({{"type", "done"}, {"finish_reason", finish}, {"usage", Usage(stats)},
-                 {"citations", CitationsJson(plan.sources, &cited)}, {"timings", Timings(stats)}});
-    } else {
-      Json last = ChunkEnvelope();
-      if (plan.shape == ResponseShape::kChat)
-        last["choices"] = Json::array({{{"index", 0}, {"delta", Json::object()}, {"finish_reason", finish}}});
-      else
-        last["choices"] = Json::array({{{"index", 0}, {"text", ""}, {"finish_reason", finish}, {"logprobs", nullptr}}});
-      last["timings"] = Timings(stats);
-      SendEvent(last);
-      if (plan.include_usage) {
-        Json usage = ChunkEnvelope();
-        usage["choices"] = Json::array();
-        usage["usage"] = Usage(stats);
-        SendEvent(usage);
-      }
-    }
+  void FinishStream(const ReplyEnd& end) {
+    for (const Json& event : plan.format->StreamEnd(reply, end)) SendEvent(event);
     response->Write("data: [DONE]\n\n");
     response->End();
-  }
-
-  Json FinalBody(const std::string& finish, const inference::GenerationStats& stats) const {
-    switch (plan.shape) {
-      case ResponseShape::kAsk: {
-        const std::set<int> cited = CitedNumbers(text, static_cast<int>(plan.sources.size()));
-        return {{"id", id}, {"object", "ask.answer"}, {"created", created}, {"model", plan.model_id},
-                {"answer", text}, {"finish_reason", finish}, {"citations", CitationsJson(plan.sources, &cited)},
-                {"usage", Usage(stats)}, {"timings", Timings(stats)}};
-      }
-      case ResponseShape::kChat: {
-        Json message = {{"role", "assistant"}, {"content", text}};
-        if (plan.rag) {
-          const std::set<int> cited = CitedNumbers(text, static_cast<int>(plan.sources.size()));
-          message["citations"] = CitationsJson(plan.sources, &cited);
-        }
-        return {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", plan.model_id},
-                {"choices", Json::array({{{"index", 0}, {"message", message}, {"finish_reason", finish},
-                                          {"logprobs", nullptr}}})},
-                {"usage", Usage(stats)}, {"timings", Timings(stats)}};
-      }
-      case ResponseShape::kCompletion:
-        return {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", plan.model_id},
-                {"choices", Json::array({{{"index", 0}, {"text", text}, {"finish_reason", finish},
-                                          {"logprobs", nullptr}}})},
-                {"usage", Usage(stats)}, {"timings", Timings(stats)}};
-    }
-    return {};
   }
 
   // The request-log line and metrics of the finished request.
@@ -166,12 +93,12 @@ struct RunState {
     r.duration_ms = Seconds(start, now) * 1000;
     r.finish_reason = finish;
     if (plan.rag)
-      for (int n : CitedNumbers(text, static_cast<int>(plan.sources.size())))
+      for (int n : CitedNumbers(reply.text, static_cast<int>(plan.sources.size())))
         r.documents_cited.push_back(plan.sources[n - 1].hit.document_id);
     if (ctx->config.log.content) {  // sealed by the log, never written in plain text
       auto prompt = ctx->engine->tokenizer().Decode(plan.request.prompt);
       r.prompt = prompt.ok() ? *prompt : "";
-      r.answer = text;
+      r.answer = reply.text;
     }
     RecordRequest(*ctx, r);
   }
@@ -192,9 +119,10 @@ struct RunState {
         }
         last_token = now;
         std::string_view delta = ev.text;
-        if (plan.rag && text.empty()) delta.remove_prefix(std::min(delta.find_first_not_of(" \n"), delta.size()));
-        text += delta;
-        if (plan.stream && !delta.empty()) StreamDelta(std::string(delta));
+        if (plan.rag && reply.text.empty())
+          delta.remove_prefix(std::min(delta.find_first_not_of(" \n"), delta.size()));
+        reply.text += delta;
+        if (plan.stream && !delta.empty()) SendEvent(plan.format->StreamDelta(reply, std::string(delta)));
         return !response->cancelled();
       }
       case inference::SchedulerEvent::Kind::kDone: {
@@ -208,9 +136,9 @@ struct RunState {
         if (cancelled) {
           response->End();
         } else if (plan.stream) {
-          FinishStream(finish, ev.stats);
+          FinishStream(End(finish, ev.stats));
         } else {
-          response->Send(JsonResponse(200, FinalBody(finish, ev.stats)));
+          response->Send(JsonResponse(200, plan.format->Body(reply, End(finish, ev.stats))));
         }
         return true;
       }
@@ -222,8 +150,7 @@ struct RunState {
         if (plan.stream) {
           Json err = {{"code", HttpStatusFor(ev.error.code())}, {"type", ErrorTypeFor(ev.error.code())},
                       {"message", ev.error.message()}};
-          if (plan.shape == ResponseShape::kAsk) SendEvent({{"type", "error"}, {"error", err}});
-          else SendEvent({{"error", err}});
+          SendEvent(plan.format->StreamError(err));
           response->End();
         } else {
           response->Send(ErrorResponse(ev.error));
@@ -255,10 +182,16 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
   state->ctx = &ctx;
   state->user_id = user.id;
   state->request_id = exchange.request_id();
-  state->id = NewId(plan.shape == ResponseShape::kChat ? "chatcmpl-" : plan.shape == ResponseShape::kAsk ? "ask-" : "cmpl-");
-  state->created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  state->reply.id = NewId(plan.format->id_prefix());
+  state->reply.created =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  state->reply.model_id = plan.model_id;
+  state->reply.rag = plan.rag;
+  state->reply.include_usage = plan.include_usage;
   state->start = Clock::now();
   state->plan = std::move(plan);
+  state->reply.sources = &state->plan.sources;
 
   // The callback waits on state->mu until the response below is ready.
   std::unique_lock<std::mutex> lock(state->mu);

@@ -1,24 +1,24 @@
 // Runs one generation request end to end for the HTTP routes: admission
 // (context length, rate limit, quota; see admission.h), submission to the
-// inference thread, the response (one JSON body, or Server-Sent Events), and
-// settling the quota with the real token counts. Shared by
-// /v1/chat/completions, /v1/completions and /v1/ask so the three stay
-// consistent.
+// inference thread, the response (one JSON body, or Server-Sent Events) in
+// the plan's wire format, and settling the quota with the real token counts.
+// Shared by /v1/chat/completions, /v1/completions and /v1/ask so the three
+// stay consistent.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "app/http/http_server.h"
 #include "app/services/app_context.h"
 #include "app/services/rag_prompt.h"
+#include "app/services/wire_format.h"
 
 namespace ragd::app {
 
-enum class ResponseShape { kChat, kCompletion, kAsk };
-
 struct GenerationPlan {
-  ResponseShape shape = ResponseShape::kChat;
+  std::shared_ptr<const WireFormat> format;  // how the answer is written (wire_format.h)
   std::string route;                   // route pattern, for usage rows and metrics
   std::string model_id;                // echoed as "model"
   inference::GenerationRequest request;
