@@ -15,10 +15,11 @@
 
 #include "app/cli/commands.h"
 #include "app/config/config_flags.h"
-#include "app/config/module_options.h"
 #include "app/eval/eval.h"
 #include "app/http/json_request.h"
-#include "app/services/rag_prompt.h"
+#include "app/services/ingest_if_empty.h"
+#include "app/services/model_bootstrap.h"
+#include "app/services/rag_answer.h"
 #include "inference/engine.h"
 #include "retrieval/retriever.h"
 
@@ -124,37 +125,19 @@ Result<std::vector<LabelledQuestion>> ReadQuestions(const std::string& path) {
   return qs;
 }
 
-// Ingests every file under `folder` (sorted) when the corpus is empty.
-Status IngestIfEmpty(retrieval::Retriever& retriever, const std::string& folder) {
-  auto count = retriever.store().CountDocuments();
-  if (!count.ok()) return count.status();
-  if (*count > 0) return Status::Ok();
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(folder, ec))
-    if (e.is_regular_file()) files.push_back(e.path().string());
-  if (ec) return Status::IoError(folder + ": " + ec.message());
-  std::sort(files.begin(), files.end());
-  for (const std::string& f : files) {
-    auto r = retriever.IngestFile(f);
-    if (!r.ok()) return Status(r.status().code(), f + ": " + r.status().message());
-  }
-  std::fprintf(stderr, "%s: ingested %zu documents from %s\n", kName, files.size(), folder.c_str());
-  return retriever.SaveIndex();
-}
-
 Status Load(const EvalRun& run, Loaded* out) {
-  auto engine = inference::Engine::Load(EngineOptionsFor(out->config));
-  if (!engine.ok()) return Status(engine.status().code(), "language model: " + engine.status().message());
-  out->engine = std::move(engine).value();
-  auto embedder = retrieval::Embedder::Load(out->config.EmbeddingPath());
-  if (!embedder.ok())
-    return Status(embedder.status().code(), "embedding model: " + embedder.status().message());
-  auto retriever = retrieval::Retriever::Open(
-      RetrieverOptionsFor(out->config), std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)));
-  if (!retriever.ok()) return Status(retriever.status().code(), "corpus: " + retriever.status().message());
-  out->retriever = std::move(retriever).value();
-  if (!run.ingest_folder.empty()) RAGD_RETURN_IF_ERROR(IngestIfEmpty(*out->retriever, run.ingest_folder));
+  auto models = LoadModels(out->config);
+  if (!models.ok()) return models.status();
+  out->engine = std::move(models->engine);
+  out->retriever = std::move(models->retriever);
+  if (run.ingest_folder.empty()) return Status::Ok();
+  // Every document counts for the scores: a file that fails stops the run.
+  auto seeded = IngestIfEmpty(*out->retriever, run.ingest_folder);
+  if (!seeded.ok()) return seeded.status();
+  if (!seeded->failures.empty()) return seeded->failures.front();
+  if (seeded->ingested)
+    std::fprintf(stderr, "%s: ingested %zu documents from %s\n", kName, seeded->files,
+                 run.ingest_folder.c_str());
   return Status::Ok();
 }
 
@@ -162,21 +145,10 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The answer as /v1/ask makes it: BOS + the RAG prompt, greedy, repeat penalty 1.1, RAG stop strings.
-Status Answer(inference::Engine& engine, const std::string& question, const std::vector<Source>& sources,
-              int max_tokens, Evaluated* ev) {
-  const inference::Tokenizer& tok = engine.tokenizer();
-  auto ids = tok.Encode(BuildRagPrompt(question, sources));
-  if (!ids.ok()) return ids.status();
-  inference::GenerationRequest req;
-  req.prompt.push_back(tok.bos_id());
-  req.prompt.insert(req.prompt.end(), ids->begin(), ids->end());
-  req.sampling.temperature = 0;
-  req.sampling.repeat_penalty = 1.1f;
-  req.max_tokens = max_tokens;
-  req.stop = RagStopStrings();
+// Runs `request` to the end on the engine (no scheduler: one question at a time).
+Status Answer(inference::Engine& engine, const inference::GenerationRequest& request, Evaluated* ev) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto gen = engine.Start(req);
+  auto gen = engine.Start(request);
   if (!gen.ok()) return gen.status();
   while (true) {
     auto chunk = (*gen)->Next();
@@ -195,14 +167,17 @@ Status Answer(inference::Engine& engine, const std::string& question, const std:
 Result<Evaluated> EvaluateOne(Loaded& loaded, const LabelledQuestion& q, const EvalRun& run,
                               std::map<corpus::DocumentId, HitDocument>* doc_cache) {
   Evaluated ev;
-  const auto t0 = std::chrono::steady_clock::now();
-  retrieval::SearchOptions so;
-  so.top_k = run.top_k;
-  auto hits = loaded.retriever->Search(q.question, so);
-  if (!hits.ok()) return hits.status();
-  ev.result.retrieval_ms = MsSince(t0);
+  // The answer as /v1/ask makes it (rag_answer.h), with this run's length limit.
+  inference::GenerationRequest request;
+  request.sampling = RagAnswerSampling();
+  request.max_tokens = run.max_tokens;
+  auto plan =
+      PlanRagAnswer(*loaded.retriever, loaded.engine->tokenizer(), {q.question, {}, run.top_k}, request);
+  if (!plan.ok()) return plan.status();
+  ev.result.retrieval_ms = plan->retrieval_ms;
   std::vector<HitDocument> docs;
-  for (const auto& h : *hits) {
+  for (const Source& source : plan->sources) {
+    const retrieval::SearchHit& h = source.hit;
     auto it = doc_cache->find(h.document_id);
     if (it == doc_cache->end()) {
       auto info = loaded.retriever->store().GetDocument(h.document_id);
@@ -215,8 +190,8 @@ Result<Evaluated> EvaluateOne(Loaded& loaded, const LabelledQuestion& q, const E
   }
   ev.result.first_relevant_rank = FirstRelevantRank(docs, q.documents);
 
-  const std::vector<Source> sources = NumberSources(std::move(hits).value());
-  RAGD_RETURN_IF_ERROR(Answer(*loaded.engine, q.question, sources, run.max_tokens, &ev));
+  const std::vector<Source>& sources = plan->sources;
+  RAGD_RETURN_IF_ERROR(Answer(*loaded.engine, plan->request, &ev));
   const CitationMarkers m = CountCitationMarkers(ev.answer, static_cast<int>(sources.size()));
   ev.markers = m.total;
   ev.valid_markers = m.valid;

@@ -11,8 +11,7 @@
 
 #include "app/cli/commands.h"
 #include "app/config/config_flags.h"
-#include "app/config/module_options.h"
-#include "retrieval/retriever.h"
+#include "app/services/model_bootstrap.h"
 
 namespace ragd::app {
 namespace {
@@ -20,15 +19,6 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 
 void OnInterrupt(int) { g_interrupted = true; }
-
-
-// Bulk ingestion commits without fsync per document: a crash loses at most the
-// last documents, and running the command again adds them.
-retrieval::RetrieverOptions IngestOptionsFor(const Config& config) {
-  retrieval::RetrieverOptions o = RetrieverOptionsFor(config);
-  o.synchronous_full = false;
-  return o;
-}
 
 struct Input {
   std::string path;
@@ -92,28 +82,17 @@ int RunIngest(const std::vector<std::string>& args) {
     }
   }
 
-  auto embedder = retrieval::Embedder::Load(config->EmbeddingPath());
-  if (!embedder.ok()) {
-    std::fprintf(stderr, "ragd ingest: embedding model: %s\n", embedder.status().ToString().c_str());
+  ModelLoadOptions load;
+  load.language_model = false;
+  load.bulk_ingest = true;
+  auto models = LoadModels(*config, load);
+  if (!models.ok()) {
+    std::fprintf(stderr, "ragd ingest: %s\n", models.status().ToString().c_str());
     return 1;
   }
-  retrieval::OpenReport report;
-  auto retriever =
-      retrieval::Retriever::Open(IngestOptionsFor(*config),
-                                 std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)), &report);
-  if (!retriever.ok()) {
-    std::fprintf(stderr, "ragd ingest: %s\n", retriever.status().ToString().c_str());
-    return 1;
-  }
-  if (report.rebuilt && report.vectors > 0) {
-    std::fprintf(stderr,
-                 "ragd ingest: rebuilt the vector index from the database (%lld vectors, %.1fs): %s\n",
-                 static_cast<long long>(report.vectors), report.seconds, report.reason.c_str());
-  } else if (report.repaired) {
-    std::fprintf(stderr, "ragd ingest: repaired the vector index (%lld added, %lld removed): %s\n",
-                 static_cast<long long>(report.added), static_cast<long long>(report.removed),
-                 report.reason.c_str());
-  }
+  retrieval::Retriever& retriever = *models->retriever;
+  if (const std::string note = IndexRepairNote(models->index_report); !note.empty())
+    std::fprintf(stderr, "ragd ingest: %s\n", note.c_str());
 
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);
@@ -124,7 +103,7 @@ int RunIngest(const std::vector<std::string>& args) {
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < inputs.size() && !g_interrupted; ++i) {
     const Input& in = inputs[i];
-    auto res = (*retriever)->IngestFile(in.path, &g_interrupted);
+    auto res = retriever.IngestFile(in.path, &g_interrupted);
     done_bytes += in.bytes;
     if (progress) std::fprintf(stderr, "\r\033[K");
     if (res.ok()) {
@@ -160,7 +139,7 @@ int RunIngest(const std::vector<std::string>& args) {
     }
   }
   if (progress) std::fprintf(stderr, "\r\033[K");
-  Status saved = (*retriever)->SaveIndex();
+  Status saved = retriever.SaveIndex();
   if (!saved.ok()) std::fprintf(stderr, "ragd ingest: saving the index: %s\n", saved.ToString().c_str());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
@@ -169,8 +148,8 @@ int RunIngest(const std::vector<std::string>& args) {
       g_interrupted ? "interrupted: " : "", static_cast<long long>(added), static_cast<long long>(chunks),
       s > 0 ? chunks / s : 0.0, static_cast<long long>(duplicates), static_cast<long long>(skipped),
       static_cast<long long>(failed), Duration(s).c_str(),
-      static_cast<long long>(
-          (*retriever)->store().CountDocuments().ok() ? *(*retriever)->store().CountDocuments() : -1));
+      static_cast<long long>(retriever.store().CountDocuments().ok() ? *retriever.store().CountDocuments()
+                                                                     : -1));
   return failed > 0 || g_interrupted || !saved.ok() ? 1 : 0;
 }
 

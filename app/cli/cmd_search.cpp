@@ -4,8 +4,7 @@
 
 #include "app/cli/commands.h"
 #include "app/config/config_flags.h"
-#include "app/config/module_options.h"
-#include "retrieval/retriever.h"
+#include "app/services/model_bootstrap.h"
 
 namespace ragd::app {
 namespace {
@@ -61,27 +60,23 @@ int RunSearch(const std::vector<std::string>& args) {
   so.dense = !flags.Has("--lexical-only");
   so.lexical = !flags.Has("--dense-only");
 
-  auto embedder = retrieval::Embedder::Load(config->EmbeddingPath());
-  if (!embedder.ok()) {
-    std::fprintf(stderr, "ragd search: embedding model: %s\n", embedder.status().ToString().c_str());
+  ModelLoadOptions load;
+  load.language_model = false;
+  auto models = LoadModels(*config, load);
+  if (!models.ok()) {
+    std::fprintf(stderr, "ragd search: %s\n", models.status().ToString().c_str());
     return 1;
   }
-  auto retriever = retrieval::Retriever::Open(RetrieverOptionsFor(*config),
-                                              std::shared_ptr<const retrieval::Embedder>(std::move(*embedder)));
-  if (!retriever.ok()) {
-    std::fprintf(stderr, "ragd search: %s\n", retriever.status().ToString().c_str());
-    return 1;
-  }
-  auto hits = (*retriever)->Search(query, so);
+  retrieval::Retriever& retriever = *models->retriever;
+  auto hits = retriever.Search(query, so);
   if (!hits.ok()) {
     std::fprintf(stderr, "ragd search: %s\n", hits.status().message().c_str());
     return hits.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   if (hits->empty()) {
     std::printf("no matching chunks (the corpus in %s holds %lld documents)\n", config->data_dir.c_str(),
-                static_cast<long long>((*retriever)->store().CountDocuments().ok()
-                                           ? *(*retriever)->store().CountDocuments()
-                                           : 0));
+                static_cast<long long>(
+                    retriever.store().CountDocuments().ok() ? *retriever.store().CountDocuments() : 0));
     return 0;
   }
   for (size_t i = 0; i < hits->size(); ++i) {

@@ -4,7 +4,6 @@
 
 #include "app/routes/request_options.h"
 #include "app/routes/routes.h"
-#include "app/routes/routes_rag.h"
 #include "app/services/admission.h"
 #include "app/services/generation_runner.h"
 
@@ -102,12 +101,8 @@ HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchan
       return ErrorResponse(Status::InvalidArgument("the last message must be from the user"));
     const std::string question = conversation.back().content;
     conversation.pop_back();
-    auto r = RetrieveSources(ctx, question, static_cast<int>(ctx.config.retrieval.top_k));
-    if (!r.ok()) return ErrorResponse(r.status());
-    plan.rag = true;
-    plan.sources = std::move(r->sources);
-    plan.retrieval_ms = r->ms;
-    if (Status st = PrepareRagRequest(ctx, question, conversation, &plan); !st.ok()) return ErrorResponse(st);
+    const RagQuestion q{question, std::move(conversation), static_cast<int>(ctx.config.retrieval.top_k)};
+    if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) return ErrorResponse(st);
     return RunGeneration(ctx, user, std::move(plan), ex);
   }
   auto prompt = inference::FormatGemmaChat(ctx.engine->tokenizer(), conversation);

@@ -9,6 +9,8 @@
 
 #include "app/config/module_options.h"
 #include "app/routes/routes.h"
+#include "app/services/ingest_if_empty.h"
+#include "app/services/model_bootstrap.h"
 
 #ifndef RAGD_DEFAULT_WEB_DIR
 #define RAGD_DEFAULT_WEB_DIR "web"
@@ -16,12 +18,6 @@
 
 namespace ragd::app {
 namespace {
-
-std::string FileStem(const std::string& path) {
-  std::string name = std::filesystem::path(path).filename().string();
-  if (name.ends_with(".gguf")) name.resize(name.size() - 5);
-  return name;
-}
 
 void PrintAdminCredentials(const accounts::AdminBootstrap& admin, const Config& config) {
   std::printf("ragd: created the admin account '%s'\n", admin.username.c_str());
@@ -154,43 +150,28 @@ void RagServer::LoadModels() {
 Status RagServer::LoadModelsOrFail() {
   const Config& c = ctx_.config;
   const auto t0 = std::chrono::steady_clock::now();
-  auto engine = inference::Engine::Load(EngineOptionsFor(c));
-  if (!engine.ok()) return Status(engine.status().code(), "cannot load the language model: " + engine.status().message());
-  ctx_.engine = std::move(engine).value();
-  ctx_.llm_id = FileStem(c.LlmPath());
-
-  retrieval::EmbedderOptions eopts;
-  eopts.threads = ctx_.engine->threads();  // see EmbedderOptions::threads
-  auto embedder = retrieval::Embedder::Load(c.EmbeddingPath(), eopts);
-  if (!embedder.ok())
-    return Status(embedder.status().code(), "cannot load the embedding model: " + embedder.status().message());
-  ctx_.embedder = std::move(embedder).value();
-  ctx_.embedding_id = std::filesystem::path(c.EmbeddingPath()).filename().string();
-
-  retrieval::OpenReport report;
-  auto retriever = retrieval::Retriever::Open(RetrieverOptionsFor(c), ctx_.embedder, &report);
-  if (!retriever.ok()) return Status(retriever.status().code(), "cannot open the corpus: " + retriever.status().message());
-  ctx_.retriever = std::move(retriever).value();
-  if (report.rebuilt && report.vectors > 0)
-    std::printf("ragd: vector index rebuilt from the database (%lld vectors): %s\n",
-                static_cast<long long>(report.vectors), report.reason.c_str());
-  else if (report.repaired)
-    std::printf("ragd: vector index repaired (%lld added, %lld removed): %s\n", static_cast<long long>(report.added),
-                static_cast<long long>(report.removed), report.reason.c_str());
+  ModelLoadOptions load;
+  load.share_engine_threads = true;
+  auto models = app::LoadModels(c, load);
+  if (!models.ok()) return models.status();
+  ctx_.engine = std::move(models->engine);
+  ctx_.embedder = std::move(models->embedder);
+  ctx_.retriever = std::move(models->retriever);
+  ctx_.llm_id = models->llm_id;
+  ctx_.embedding_id = models->embedding_id;
+  if (const std::string note = IndexRepairNote(models->index_report); !note.empty())
+    std::printf("ragd: %s\n", note.c_str());
 
   if (!options_.ingest_if_empty.empty()) {
-    auto count = ctx_.retriever->store().CountDocuments();
-    if (count.ok() && *count == 0) {
-      std::vector<std::string> files;
-      std::error_code ec;
-      for (const auto& e : std::filesystem::recursive_directory_iterator(options_.ingest_if_empty, ec))
-        if (e.is_regular_file()) files.push_back(e.path().string());
-      std::sort(files.begin(), files.end());
-      for (const std::string& f : files) {
-        auto r = ctx_.retriever->IngestFile(f);
-        if (!r.ok()) std::fprintf(stderr, "ragd: skipped %s: %s\n", f.c_str(), r.status().message().c_str());
-      }
-      std::printf("ragd: ingested %zu sample documents from %s\n", files.size(), options_.ingest_if_empty.c_str());
+    auto seeded = IngestIfEmpty(*ctx_.retriever, options_.ingest_if_empty);
+    if (!seeded.ok()) {
+      std::fprintf(stderr, "ragd: cannot ingest %s: %s\n", options_.ingest_if_empty.c_str(),
+                   seeded.status().message().c_str());
+    } else if (seeded->ingested) {
+      for (const Status& f : seeded->failures)
+        std::fprintf(stderr, "ragd: skipped %s\n", f.message().c_str());
+      std::printf("ragd: ingested %zu sample documents from %s\n", seeded->files,
+                  options_.ingest_if_empty.c_str());
     }
   }
 

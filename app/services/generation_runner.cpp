@@ -164,6 +164,17 @@ struct RunState {
 
 }  // namespace
 
+Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& q, GenerationPlan* plan) {
+  auto answer =
+      PlanRagAnswer(*ctx.retriever, ctx.engine->tokenizer(), q, std::move(plan->request), &ctx.metrics);
+  if (!answer.ok()) return answer.status();
+  plan->rag = true;
+  plan->sources = std::move(answer->sources);
+  plan->retrieval_ms = answer->retrieval_ms;
+  plan->request = std::move(answer->request);
+  return Status::Ok();
+}
+
 HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan, HttpExchange& exchange) {
   const int64_t n_prompt = static_cast<int64_t>(plan.request.prompt.size());
   const int64_t n_ctx = ctx.engine->context_length();

@@ -12,6 +12,7 @@
 
 #include "app/http/http_server.h"
 #include "app/services/app_context.h"
+#include "app/services/rag_answer.h"
 #include "app/services/rag_prompt.h"
 #include "app/services/wire_format.h"
 
@@ -28,6 +29,11 @@ struct GenerationPlan {
   std::vector<Source> sources;
   double retrieval_ms = 0;
 };
+
+// Makes `plan` answer `q` from the corpus (rag_answer.h): retrieves the
+// sources and completes plan->request, which carries the caller's sampling,
+// max_tokens and stop strings.
+Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& q, GenerationPlan* plan);
 
 // Returns the immediate error response, or takes the exchange over (deferred)
 // and answers when the generation ends. The returned response is ignored when
