@@ -1,11 +1,11 @@
 // ragd: the command-line entry point. Each subcommand lives in its own file
-// under app/; this file only dispatches.
+// under app/cli/; this file only dispatches.
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "app/commands.h"
+#include "app/cli/commands.h"
 #include "retrieval/blas_core.h"
 
 namespace {

@@ -1,7 +1,6 @@
 // Configuration layering: defaults < file < environment < flags, with errors
 // that name the offending key.
-#include "app/config.h"
-#include "tests/support/test_paths.h"
+#include "app/config/config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +10,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+
+#include "tests/support/test_paths.h"
 
 namespace ragd::app {
 namespace {

@@ -1,5 +1,5 @@
 // The pure scoring functions behind `ragd eval`.
-#include "app/eval.h"
+#include "app/eval/eval.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The request log: metadata in plain JSON lines, content only sealed.
-#include "app/request_log.h"
+#include "app/ops/request_log.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

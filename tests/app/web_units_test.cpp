@@ -2,10 +2,10 @@
 // parsing, multipart parsing, JSON field validation, metrics rendering.
 #include <gtest/gtest.h>
 
-#include "app/json_request.h"
-#include "app/metrics.h"
-#include "app/multipart.h"
-#include "app/rag_prompt.h"
+#include "app/http/json_request.h"
+#include "app/http/multipart.h"
+#include "app/ops/metrics.h"
+#include "app/services/rag_prompt.h"
 
 namespace ragd::app {
 namespace {

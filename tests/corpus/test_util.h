@@ -2,31 +2,17 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "tests/support/temp_dir.h"
+
 namespace ragd::corpus::testing {
 
-// A fresh directory removed when the object goes away.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ragd-corpus-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
+using ragd::testing::TempDir;
 
 // Bytes of tests/data/corpus/<name>; fails the test when missing.
 inline std::string ReadFixture(const std::string& name) {

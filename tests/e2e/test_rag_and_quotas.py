@@ -95,6 +95,31 @@ def test_quota_exhaustion_refuses_before_generating(server):
     assert usage["used"] == 0  # nothing was generated or charged
 
 
+# A request the quota refuses must give back what the rate limiter took for it,
+# or refused requests alone would lock the user out for a minute. Each case
+# asks for more than one minute's token allowance (quota.tokens_per_minute,
+# 50000 by default) in requests the quota refuses, then for a small one that
+# both limits allow.
+REFUND_CASES = {
+    # 7 prompts of 8000 + a few tokens: the context allows no more per request.
+    "chat": ("/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8000}, 7,
+             {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}),
+    # 256 inputs of 250 tokens: 64000 tokens in one request.
+    "embeddings": ("/v1/embeddings", {"input": [" ".join(["hello"] * 250)] * 256}, 1, {"input": "hello"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUND_CASES))
+def test_quota_refusal_refunds_the_rate_limit(server, case):
+    path, large, repeats, small = REFUND_CASES[case]
+    key = make_user(server, "refund-" + case, quota=60)
+    for _ in range(repeats):
+        r = post(server, path, large, key=key)
+        assert r.status_code == 429 and r.json()["error"]["type"] == "quota_exceeded", r.text
+    r = post(server, path, small, key=key)
+    assert r.status_code == 200, r.text
+
+
 def test_concurrent_requests_never_exceed_the_budget(server):
     budget = 200
     key = make_user(server, "concurrent", quota=budget)

@@ -12,7 +12,7 @@
 #include <random>
 
 #include "retrieval/embedder.h"
-#include "tests/retrieval/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace ragd::retrieval {
 namespace {
@@ -195,7 +195,7 @@ void ExpectMatches(const Embedder& e, const Tensors& t, const std::string& text,
 }
 
 TEST(BertTinyTest, MatchesReferenceWithPrefixAndTruncation) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   const Tensors t = RandomWeights(11);
   WriteModel(dir.path(), t, "bert.", /*f16=*/false);
   auto e = Embedder::Load(dir.path());
@@ -210,7 +210,7 @@ TEST(BertTinyTest, MatchesReferenceWithPrefixAndTruncation) {
 }
 
 TEST(BertTinyTest, F16WeightsAreConverted) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   Tensors t = RandomWeights(12);
   WriteModel(dir.path(), t, "", /*f16=*/true);
   auto e = Embedder::Load(dir.path());
@@ -220,7 +220,7 @@ TEST(BertTinyTest, F16WeightsAreConverted) {
 
 TEST(BertTinyTest, BadModelsAreRefused) {
   {
-    testing::TempDir dir;
+    ragd::testing::TempDir dir;
     Tensors t = RandomWeights(13);
     t.erase("encoder.layer.1.output.dense.bias");
     WriteModel(dir.path(), t, "", false);
@@ -230,7 +230,7 @@ TEST(BertTinyTest, BadModelsAreRefused) {
     EXPECT_NE(e.status().message().find("encoder.layer.1.output.dense.bias"), std::string::npos);
   }
   {
-    testing::TempDir dir;
+    ragd::testing::TempDir dir;
     Tensors t = RandomWeights(14);
     t["embeddings.LayerNorm.bias"].first = {kHidden + 1};
     t["embeddings.LayerNorm.bias"].second.push_back(0.f);
@@ -238,12 +238,12 @@ TEST(BertTinyTest, BadModelsAreRefused) {
     EXPECT_EQ(Embedder::Load(dir.path()).status().code(), StatusCode::kCorrupt);
   }
   {
-    testing::TempDir dir;
+    ragd::testing::TempDir dir;
     WriteModel(dir.path(), RandomWeights(15), "", false, "relu");
     EXPECT_EQ(Embedder::Load(dir.path()).status().code(), StatusCode::kUnsupported);
   }
   {
-    testing::TempDir dir;
+    ragd::testing::TempDir dir;
     WriteModel(dir.path(), RandomWeights(16), "", false);
     std::ofstream(dir.path() + "/model.safetensors", std::ios::binary | std::ios::trunc) << "\x10\0\0";
     EXPECT_FALSE(Embedder::Load(dir.path()).ok());

@@ -13,8 +13,8 @@
 
 #include "retrieval/retriever.h"
 #include "tests/retrieval/synthetic_docs.h"
-#include "tests/retrieval/temp_dir.h"
 #include "tests/retrieval/test_models.h"
+#include "tests/support/temp_dir.h"
 
 #ifndef RAGD_INGEST_CHILD
 #error "RAGD_INGEST_CHILD must name the helper executable"
@@ -60,7 +60,7 @@ std::shared_ptr<const Embedder> Model() {
 }
 
 TEST(CrashTest, KillNineMidIngestLeavesAConsistentStore) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   auto model = Model();
   ASSERT_NE(model, nullptr);
   int reported = 0;

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/retrieval/temp_dir.h"
 #include "tests/retrieval/test_models.h"
+#include "tests/support/temp_dir.h"
 
 namespace ragd::retrieval {
 namespace {
@@ -104,7 +104,7 @@ SearchOptions TopK(int k) {
 class RetrieverTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RetrieverTest, HybridSearchRanksTheRightChunkFirst) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   auto r = OpenCorpus(Options(dir.path(), GetParam()));
   ASSERT_NE(r, nullptr);
   IngestAll(*r);
@@ -132,7 +132,7 @@ TEST_P(RetrieverTest, HybridSearchRanksTheRightChunkFirst) {
 // Dense and lexical halves run concurrently on large indexes
 // (SearchOptions::parallel_from_vectors): forced on here, same hits as in turn.
 TEST_P(RetrieverTest, ConcurrentHalvesGiveTheSameHits) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   auto r = OpenCorpus(Options(dir.path(), GetParam()));
   ASSERT_NE(r, nullptr);
   IngestAll(*r);
@@ -160,7 +160,7 @@ TEST_P(RetrieverTest, ConcurrentHalvesGiveTheSameHits) {
 }
 
 TEST_P(RetrieverTest, FilterByDocument) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   auto r = OpenCorpus(Options(dir.path(), GetParam()));
   ASSERT_NE(r, nullptr);
   IngestAll(*r);
@@ -179,7 +179,7 @@ TEST_P(RetrieverTest, FilterByDocument) {
 }
 
 TEST_P(RetrieverTest, DuplicatesAreReportedNotAdded) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   auto r = OpenCorpus(Options(dir.path(), GetParam()));
   ASSERT_NE(r, nullptr);
   auto first = r->Ingest(kDocs[1].text, "a.txt");
@@ -193,7 +193,7 @@ TEST_P(RetrieverTest, DuplicatesAreReportedNotAdded) {
 }
 
 TEST_P(RetrieverTest, RefusalsWriteNothing) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   auto r = OpenCorpus(Options(dir.path(), GetParam()));
   ASSERT_NE(r, nullptr);
   EXPECT_FALSE(r->Ingest(std::string("\x00\x01\x02\x03 binary", 11), "x.bin").ok());
@@ -205,7 +205,7 @@ TEST_P(RetrieverTest, RefusalsWriteNothing) {
 }
 
 TEST_P(RetrieverTest, DeleteRemovesFromStoreAndIndex) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   auto r = OpenCorpus(Options(dir.path(), GetParam()));
   ASSERT_NE(r, nullptr);
   IngestAll(*r);
@@ -233,7 +233,7 @@ std::vector<int64_t> ChunkIds(Retriever& r, const std::string& q) {
 }
 
 TEST_P(RetrieverTest, IndexPersistsAndRebuildsFromTheStore) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   const auto o = Options(dir.path(), GetParam());
   const std::vector<std::string> queries = {"lava", "network congestion", "green leaves", "return a product"};
   std::vector<std::vector<int64_t>> original;
@@ -310,7 +310,7 @@ TEST(FusionTest, ReciprocalRankFusion) {
 }
 
 TEST(SearchErrorsTest, BadQueries) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   auto r = OpenCorpus(Options(dir.path()));
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->Search("   ").status().code(), StatusCode::kInvalidArgument);

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "retrieval/int8_rows.h"
-#include "tests/retrieval/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace ragd::retrieval {
 namespace {
@@ -65,7 +65,7 @@ TEST_P(VectorIndexTest, FindsEachVectorItself) {
 }
 
 TEST_P(VectorIndexTest, SaveAndLoadGiveTheSameResults) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   const std::string path = dir.path() + "/v.faiss";
   auto index = VectorIndex::Create(kDim, Options());
   auto data = RandomUnitVectors(300, 2);
@@ -194,7 +194,7 @@ TEST(FlatIndexTest, SearchIsExactAgainstBruteForce) {
                   .ok());
   present[0] = true;
   check(**index, "after adding again");
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   ASSERT_TRUE((*index)->Save(dir.path() + "/flat.faiss").ok());
   auto loaded = VectorIndex::Load(dir.path() + "/flat.faiss", {});
   ASSERT_TRUE(loaded.ok());
@@ -220,7 +220,7 @@ TEST(VectorIndexErrorsTest, RejectsBadInput) {
 }
 
 TEST(VectorIndexErrorsTest, LoadReportsMissingCorruptAndOtherKind) {
-  testing::TempDir dir;
+  ragd::testing::TempDir dir;
   EXPECT_EQ(VectorIndex::Load(dir.path() + "/none", {}).status().code(), StatusCode::kNotFound);
   std::ofstream(dir.path() + "/junk") << "not an index";
   EXPECT_EQ(VectorIndex::Load(dir.path() + "/junk", {}).status().code(), StatusCode::kCorrupt);

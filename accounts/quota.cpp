@@ -1,0 +1,232 @@
+#include "accounts/quota.h"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+namespace ragd::accounts {
+
+// The ledger's shared state; Reservations hold it alive.
+struct QuotaLedger::Core {
+  struct Account {
+    int64_t period_start = -1;  // period that `used` belongs to; -1 = not loaded
+    int64_t used = 0;           // tokens charged in that period
+    int64_t reserved = 0;       // tokens held by open reservations (any period)
+  };
+
+  std::shared_ptr<Db> db;
+  const Clock* clock = nullptr;
+  QuotaOptions options;
+
+  std::mutex mu;                                  // taken before the Db lock, never after
+  std::unordered_map<int64_t, Account> accounts;  // guarded by mu
+
+  // The user's account moved to the period containing `now`; `used` is
+  // reloaded from the usage rows when the period changed. Caller holds mu.
+  Result<Account*> Touch(int64_t user_id, int64_t now) {
+    Account& account = accounts[user_id];
+    int64_t start = PeriodStart(options.period, now);
+    if (account.period_start == start) return &account;
+    auto lock = db->Lock();
+    Result<Statement> query = db->Prepare(
+        "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM usage "
+        "WHERE user_id = ? AND created_at >= ? AND created_at < ?");
+    if (!query.ok()) return query.status();
+    query->Bind(1, user_id).Bind(2, start).Bind(3, PeriodEnd(options.period, now));
+    Result<bool> row = query->Step();
+    if (!row.ok()) return row.status();
+    account.used = *row ? query->ColumnInt(0) : 0;
+    account.period_start = start;
+    return &account;
+  }
+
+  // Ends a reservation of `reserved` tokens: charges prompt + completion and,
+  // when `record`, writes the usage row. The account is moved to the current
+  // period first, so a reload cannot count the new row twice.
+  Status Finish(int64_t user_id, int64_t reserved, int64_t prompt, int64_t completion,
+                const std::string& route, bool record, bool completed) {
+    std::lock_guard<std::mutex> lock(mu);
+    int64_t now = clock->NowSeconds();
+    Result<Account*> touched = Touch(user_id, now);
+    Account& account = accounts[user_id];  // same entry; still valid when the reload failed
+    account.reserved -= reserved;
+    account.used += prompt + completion;
+    if (!record) return touched.status();
+    auto db_lock = db->Lock();
+    Result<Statement> insert = db->Prepare(
+        "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at, completed) "
+        "VALUES (?, ?, ?, ?, ?, ?)");
+    if (!insert.ok()) return insert.status();
+    insert->Bind(1, user_id).Bind(2, route).Bind(3, prompt).Bind(4, completion).Bind(5, now).Bind(
+        6, int64_t{completed ? 1 : 0});
+    Status written = insert->Run();
+    return written.ok() ? touched.status() : written;
+  }
+};
+
+// ---- Reservation ----
+
+struct Reservation::State {
+  std::shared_ptr<QuotaLedger::Core> core;
+  int64_t user_id = 0;
+  int64_t tokens = 0;
+  std::string route;
+  std::atomic<int64_t> reported_prompt{0};
+  std::atomic<int64_t> reported_completion{0};
+  bool active = true;
+};
+
+Reservation::Reservation() = default;
+Reservation::Reservation(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Reservation::Reservation(Reservation&&) noexcept = default;
+
+Reservation& Reservation::operator=(Reservation&& other) noexcept {
+  if (this != &other) {
+    (void)Release();
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+Reservation::~Reservation() { (void)Release(); }
+
+bool Reservation::active() const { return state_ && state_->active; }
+int64_t Reservation::tokens() const { return state_ ? state_->tokens : 0; }
+int64_t Reservation::user_id() const { return state_ ? state_->user_id : 0; }
+
+void Reservation::Report(int64_t prompt_tokens, int64_t completion_tokens) {
+  if (!state_) return;
+  state_->reported_prompt.store(std::max<int64_t>(0, prompt_tokens));
+  state_->reported_completion.store(std::max<int64_t>(0, completion_tokens));
+}
+
+Status Reservation::Settle(int64_t prompt_tokens, int64_t completion_tokens) {
+  if (!active()) return Status::InvalidArgument("reservation already settled or released");
+  if (prompt_tokens < 0 || completion_tokens < 0) return Status::InvalidArgument("token counts must be >= 0");
+  state_->active = false;
+  return state_->core->Finish(state_->user_id, state_->tokens, prompt_tokens, completion_tokens,
+                              state_->route,
+                              /*record=*/true, /*completed=*/true);
+}
+
+Status Reservation::Release() {
+  if (!active()) return Status::Ok();
+  state_->active = false;
+  int64_t prompt = state_->reported_prompt.load();
+  int64_t completion = state_->reported_completion.load();
+  return state_->core->Finish(state_->user_id, state_->tokens, prompt, completion, state_->route,
+                              /*record=*/prompt + completion > 0, /*completed=*/false);
+}
+
+// ---- QuotaLedger ----
+
+QuotaLedger::QuotaLedger(std::shared_ptr<Db> db, const Clock* clock, QuotaOptions options)
+    : core_(std::make_shared<Core>()) {
+  core_->db = std::move(db);
+  core_->clock = clock;
+  core_->options = options;
+}
+
+QuotaLedger::~QuotaLedger() = default;
+
+int64_t QuotaLedger::LimitFor(const User& user) const {
+  return user.token_quota.value_or(core_->options.tokens_per_period);
+}
+
+Result<Reservation> QuotaLedger::Reserve(const User& user, int64_t tokens, std::string route,
+                                         Refusal* refusal) {
+  if (tokens < 0) return Status::InvalidArgument("cannot reserve a negative number of tokens");
+  int64_t limit = LimitFor(user);
+  {
+    std::lock_guard<std::mutex> lock(core_->mu);
+    int64_t now = core_->clock->NowSeconds();
+    Result<Core::Account*> touched = core_->Touch(user.id, now);
+    if (!touched.ok()) return touched.status();
+    Core::Account& account = **touched;
+    if (account.used + account.reserved + tokens > limit) {
+      int64_t remaining = std::max<int64_t>(0, limit - account.used - account.reserved);
+      int64_t resets_at = PeriodEnd(core_->options.period, now);
+      bool fits_later = account.reserved > 0 && account.used + tokens <= limit;
+      int64_t retry_after = fits_later ? 1 : std::max<int64_t>(1, resets_at - now);
+      if (refusal) *refusal = Refusal{retry_after, remaining};
+      return Status::ResourceExhausted("token quota exceeded: this request needs " + std::to_string(tokens) +
+                                       " tokens, " + std::to_string(remaining) + " remain until " +
+                                       FormatUtcTime(resets_at));
+    }
+    account.reserved += tokens;
+  }
+  auto state = std::make_unique<Reservation::State>();
+  state->core = core_;
+  state->user_id = user.id;
+  state->tokens = tokens;
+  state->route = std::move(route);
+  return Reservation(std::move(state));
+}
+
+Status QuotaLedger::Settle(Reservation& reservation, int64_t prompt_tokens, int64_t completion_tokens) {
+  return reservation.Settle(prompt_tokens, completion_tokens);
+}
+
+Status QuotaLedger::Charge(const User& user, int64_t prompt_tokens, int64_t completion_tokens,
+                           std::string route, Refusal* refusal) {
+  if (prompt_tokens < 0 || completion_tokens < 0) return Status::InvalidArgument("token counts must be >= 0");
+  Result<Reservation> reservation =
+      Reserve(user, prompt_tokens + completion_tokens, std::move(route), refusal);
+  if (!reservation.ok()) return reservation.status();
+  return reservation->Settle(prompt_tokens, completion_tokens);
+}
+
+Result<QuotaStatus> QuotaLedger::GetStatus(const User& user) {
+  QuotaStatus status;
+  status.limit = LimitFor(user);
+  status.period = core_->options.period;
+  std::lock_guard<std::mutex> lock(core_->mu);
+  int64_t now = core_->clock->NowSeconds();
+  Result<Core::Account*> touched = core_->Touch(user.id, now);
+  if (!touched.ok()) return touched.status();
+  status.used = (*touched)->used;
+  status.reserved = (*touched)->reserved;
+  status.remaining = std::max<int64_t>(0, status.limit - status.used - status.reserved);
+  status.period_start = PeriodStart(status.period, now);
+  status.resets_at = PeriodEnd(status.period, now);
+  return status;
+}
+
+Result<std::vector<DayUsage>> QuotaLedger::DailyUsage(int64_t user_id, int64_t since_unix_s) {
+  auto lock = core_->db->Lock();
+  Result<Statement> query = core_->db->Prepare(
+      "SELECT date(created_at, 'unixepoch') AS day, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*), "
+      "SUM(CASE WHEN completed = 1 AND route <> '/v1/embeddings' THEN 1 ELSE 0 END) "
+      "FROM usage WHERE user_id = ? AND created_at >= ? GROUP BY day ORDER BY day");
+  if (!query.ok()) return query.status();
+  query->Bind(1, user_id).Bind(2, since_unix_s);
+  std::vector<DayUsage> days;
+  for (;;) {
+    Result<bool> row = query->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    DayUsage day;
+    day.day = query->ColumnText(0);
+    day.prompt_tokens = query->ColumnInt(1);
+    day.completion_tokens = query->ColumnInt(2);
+    day.requests = query->ColumnInt(3);
+    day.successful_answers = query->ColumnInt(4);
+    days.push_back(std::move(day));
+  }
+  return days;
+}
+
+Result<UsageReport> QuotaLedger::GetUsage(const User& user, int64_t days) {
+  UsageReport report;
+  Result<QuotaStatus> status = GetStatus(user);
+  if (!status.ok()) return status.status();
+  report.quota = *status;
+  int64_t today = PeriodStart(Period::kDay, core_->clock->NowSeconds());
+  Result<std::vector<DayUsage>> rows = DailyUsage(user.id, today - (std::max<int64_t>(days, 1) - 1) * 86400);
+  if (!rows.ok()) return rows.status();
+  report.days = std::move(*rows);
+  return report;
+}
+
+}  // namespace ragd::accounts

@@ -1,0 +1,100 @@
+#include "accounts/rate_limiter.h"
+
+#include <algorithm>
+#include <string>
+
+namespace ragd::accounts {
+namespace {
+
+constexpr int64_t kScale = 60000;      // ms per minute; bucket units per whole request/token
+constexpr size_t kPruneAbove = 10000;  // forget idle (full) buckets past this many users
+
+// Whether a bucket of `per_minute` at scaled `level` can pay `need` whole units
+// (see the header on debt).
+bool CanPay(int64_t level, int64_t per_minute, int64_t need) {
+  int64_t capacity = per_minute * kScale;
+  return level >= need * kScale || (need > per_minute && level >= capacity);
+}
+
+// Whole seconds until a bucket of `per_minute` at scaled `level` can pay `need`.
+int64_t SecondsUntil(int64_t level, int64_t per_minute, int64_t need) {
+  int64_t target = std::min(need, per_minute) * kScale;
+  int64_t ms = (target - level + per_minute - 1) / per_minute;  // refills per_minute scaled units per ms
+  return std::max<int64_t>(1, (ms + 999) / 1000);
+}
+
+int64_t Refilled(int64_t level, int64_t per_minute, int64_t elapsed_ms) {
+  int64_t capacity = per_minute * kScale;
+  return std::min(capacity, level + std::min(elapsed_ms, kScale) * per_minute);
+}
+
+}  // namespace
+
+RateLimiter::RateLimiter(const Clock* clock, RateLimitOptions options) : clock_(clock), options_(options) {}
+
+void RateLimiter::Refill(Buckets& b, int64_t now_ms) const {
+  int64_t elapsed = std::max<int64_t>(0, now_ms - b.updated_ms);
+  b.updated_ms = std::max(b.updated_ms, now_ms);
+  b.requests = Refilled(b.requests, options_.requests_per_minute, elapsed);
+  b.tokens = Refilled(b.tokens, options_.tokens_per_minute, elapsed);
+}
+
+RateLimiter::Buckets& RateLimiter::Find(int64_t user_id, int64_t now_ms) {
+  auto it = users_.find(user_id);
+  if (it != users_.end()) {
+    Refill(it->second, now_ms);
+    return it->second;
+  }
+  if (users_.size() > kPruneAbove) {
+    // A full bucket is the same as no bucket: drop those.
+    for (auto i = users_.begin(); i != users_.end();) {
+      Refill(i->second, now_ms);
+      bool full = i->second.requests >= options_.requests_per_minute * kScale &&
+                  i->second.tokens >= options_.tokens_per_minute * kScale;
+      i = full ? users_.erase(i) : std::next(i);
+    }
+  }
+  Buckets fresh;
+  fresh.requests = options_.requests_per_minute * kScale;
+  fresh.tokens = options_.tokens_per_minute * kScale;
+  fresh.updated_ms = now_ms;
+  return users_[user_id] = fresh;
+}
+
+Status RateLimiter::Admit(int64_t user_id, int64_t tokens, Refusal* refusal) {
+  if (tokens < 0) return Status::InvalidArgument("token count must be >= 0");
+  tokens = std::min<int64_t>(tokens, int64_t{1} << 40);  // keeps tokens * kScale in range
+  const int64_t rpm = options_.requests_per_minute;
+  const int64_t tpm = options_.tokens_per_minute;
+  if (rpm <= 0 && tpm <= 0) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  Buckets& b = Find(user_id, clock_->NowMillis());
+  bool requests_ok = rpm <= 0 || CanPay(b.requests, rpm, 1);
+  bool tokens_ok = tpm <= 0 || CanPay(b.tokens, tpm, tokens);
+  if (requests_ok && tokens_ok) {
+    if (rpm > 0) b.requests -= kScale;
+    if (tpm > 0) b.tokens -= tokens * kScale;
+    return Status::Ok();
+  }
+  int64_t wait = 1;
+  if (!requests_ok) wait = std::max(wait, SecondsUntil(b.requests, rpm, 1));
+  if (!tokens_ok) wait = std::max(wait, SecondsUntil(b.tokens, tpm, tokens));
+  if (refusal) *refusal = Refusal{wait, -1};
+  std::string what = !requests_ok ? std::to_string(rpm) + " requests per minute"
+                                  : std::to_string(tpm) + " tokens per minute";
+  return Status::ResourceExhausted("rate limit of " + what + " reached; retry in " + std::to_string(wait) +
+                                   " s");
+}
+
+void RateLimiter::Refund(int64_t user_id, int64_t tokens) {
+  const int64_t tpm = options_.tokens_per_minute;
+  if (tpm <= 0 || tokens <= 0) return;
+  tokens = std::min(tokens, tpm);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = users_.find(user_id);
+  if (it == users_.end()) return;
+  Refill(it->second, clock_->NowMillis());
+  it->second.tokens = std::min(tpm * kScale, it->second.tokens + tokens * kScale);
+}
+
+}  // namespace ragd::accounts

@@ -1,0 +1,215 @@
+#include "app/config/config.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace ragd::app {
+namespace {
+
+using nlohmann::json;
+
+std::string ModelsDir(const Config& c) {
+  if (!c.models.dir.empty()) return c.models.dir;
+  if (const char* env = std::getenv("RAGD_MODELS"); env != nullptr && *env != '\0') return env;
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : ".") + "/.cache/ragd/models";
+}
+
+std::string Resolve(const Config& c, const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  return ModelsDir(c) + "/" + path;
+}
+
+#define RAGD_FIELD(key, help, member) \
+  ConfigField { key, help, [](Config& c) -> ConfigField::Target { return &c.member; } }
+
+const ConfigField* FindField(const std::string& key) {
+  for (const ConfigField& f : ConfigFields())
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+Status SetFromJson(Config& config, const ConfigField& field, const json& v) {
+  ConfigField::Target t = field.target(config);
+  if (auto* s = std::get_if<std::string*>(&t)) {
+    if (!v.is_string()) return Status::InvalidArgument("config key '" + field.key + "' must be a string");
+    **s = v.get<std::string>();
+  } else if (auto* b = std::get_if<bool*>(&t)) {
+    if (!v.is_boolean()) return Status::InvalidArgument("config key '" + field.key + "' must be true or false");
+    **b = v.get<bool>();
+  } else {
+    if (!v.is_number_integer()) return Status::InvalidArgument("config key '" + field.key + "' must be an integer");
+    *std::get<int64_t*>(t) = v.get<int64_t>();
+  }
+  return Status::Ok();
+}
+
+Status ApplyJson(Config& config, const json& node, const std::string& prefix, const std::string& origin) {
+  for (auto& [name, value] : node.items()) {
+    const std::string key = prefix.empty() ? name : prefix + "." + name;
+    const ConfigField* field = FindField(key);
+    if (field == nullptr && value.is_object()) {
+      RAGD_RETURN_IF_ERROR(ApplyJson(config, value, key, origin));
+      continue;
+    }
+    if (field == nullptr) return Status::InvalidArgument(origin + ": unknown config key '" + key + "'");
+    Status st = SetFromJson(config, *field, value);
+    if (!st.ok()) return Status::InvalidArgument(origin + ": " + st.message());
+  }
+  return Status::Ok();
+}
+
+Status Validate(const Config& c) {
+  const auto range = [](const std::string& key, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi)
+      return Status::InvalidArgument("config key '" + key + "' must be between " + std::to_string(lo) + " and " +
+                                     std::to_string(hi) + " (got " + std::to_string(v) + ")");
+    return Status::Ok();
+  };
+  RAGD_RETURN_IF_ERROR(range("server.port", c.server.port, 0, 65535));
+  RAGD_RETURN_IF_ERROR(range("server.threads", c.server.threads, 1, 256));
+  RAGD_RETURN_IF_ERROR(range("server.max_json_bytes", c.server.max_json_bytes, 1024, int64_t{1} << 30));
+  RAGD_RETURN_IF_ERROR(range("server.max_upload_bytes", c.server.max_upload_bytes, 1024, int64_t{4} << 30));
+  RAGD_RETURN_IF_ERROR(range("server.stream_timeout_s", c.server.stream_timeout_s, 1, 86400));
+  RAGD_RETURN_IF_ERROR(range("inference.threads", c.inference.threads, 0, 256));
+  RAGD_RETURN_IF_ERROR(range("inference.context_length", c.inference.context_length, 16, 1 << 20));
+  RAGD_RETURN_IF_ERROR(range("inference.max_tokens", c.inference.max_tokens, 1, 1 << 20));
+  RAGD_RETURN_IF_ERROR(range("inference.max_batch", c.inference.max_batch, 1, 256));
+  RAGD_RETURN_IF_ERROR(range("inference.max_queue", c.inference.max_queue, 0, 1 << 20));
+  RAGD_RETURN_IF_ERROR(range("inference.step_tokens", c.inference.step_tokens, 1, 1 << 16));
+  RAGD_RETURN_IF_ERROR(range("inference.kv_cache_bytes", c.inference.kv_cache_bytes, 1 << 20, int64_t{1} << 40));
+  RAGD_RETURN_IF_ERROR(range("inference.prefix_cache_bytes", c.inference.prefix_cache_bytes, 0, int64_t{1} << 40));
+  RAGD_RETURN_IF_ERROR(range("inference.draft_tokens", c.inference.draft_tokens, 1, 64));
+  RAGD_RETURN_IF_ERROR(range("inference.draft_shared_answers", c.inference.draft_shared_answers, 0, 1 << 16));
+  RAGD_RETURN_IF_ERROR(range("inference.compute_nice", c.inference.compute_nice, 0, 19));
+  RAGD_RETURN_IF_ERROR(range("retrieval.top_k", c.retrieval.top_k, 1, 100));
+  RAGD_RETURN_IF_ERROR(range("retrieval.chunk_tokens", c.retrieval.chunk_tokens, 16, 510));
+  RAGD_RETURN_IF_ERROR(range("retrieval.chunk_overlap", c.retrieval.chunk_overlap, 0, c.retrieval.chunk_tokens - 1));
+  RAGD_RETURN_IF_ERROR(range("retrieval.max_document_bytes", c.retrieval.max_document_bytes, 1, int64_t{4} << 30));
+  RAGD_RETURN_IF_ERROR(range("quota.tokens_per_period", c.quota.tokens_per_period, 0, int64_t{1} << 50));
+  RAGD_RETURN_IF_ERROR(range("quota.requests_per_minute", c.quota.requests_per_minute, 0, 1 << 30));
+  RAGD_RETURN_IF_ERROR(range("quota.tokens_per_minute", c.quota.tokens_per_minute, 0, int64_t{1} << 50));
+  if (c.retrieval.index != "flat" && c.retrieval.index != "hnsw")
+    return Status::InvalidArgument("config key 'retrieval.index' must be \"flat\" or \"hnsw\"");
+  if (c.quota.period != "day" && c.quota.period != "month")
+    return Status::InvalidArgument("config key 'quota.period' must be \"day\" or \"month\"");
+  if (c.data_dir.empty()) return Status::InvalidArgument("config key 'data_dir' must not be empty");
+  RAGD_RETURN_IF_ERROR(range("log.retention_days", c.log.retention_days, 1, 36500));
+  if (!c.log.content_key.empty() &&
+      (c.log.content_key.size() != 64 || c.log.content_key.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
+    return Status::InvalidArgument("config key 'log.content_key' must be 64 hexadecimal characters");
+  if (c.log.content && c.log.content_key.empty())
+    return Status::InvalidArgument("config key 'log.content' needs 'log.content_key' (set RAGD_LOG_CONTENT_KEY)");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string Config::LlmPath() const { return Resolve(*this, models.llm); }
+std::string Config::EmbeddingPath() const { return Resolve(*this, models.embedding); }
+
+std::string ConfigField::EnvName() const {
+  std::string env = "RAGD_";
+  for (char ch : key) env += ch == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return env;
+}
+
+const std::vector<ConfigField>& ConfigFields() {
+  static const std::vector<ConfigField> kFields = {
+      RAGD_FIELD("data_dir", "folder for everything the server writes", data_dir),
+      RAGD_FIELD("server.host", "address to listen on", server.host),
+      RAGD_FIELD("server.port", "TCP port", server.port),
+      RAGD_FIELD("server.threads", "HTTP reactor threads", server.threads),
+      RAGD_FIELD("server.max_json_bytes", "largest JSON request body", server.max_json_bytes),
+      RAGD_FIELD("server.max_upload_bytes", "largest multipart upload request", server.max_upload_bytes),
+      RAGD_FIELD("server.stream_timeout_s", "longest a streamed answer may take", server.stream_timeout_s),
+      RAGD_FIELD("server.web_dir", "browser pages; empty = the web/ folder of the source tree",
+                 server.web_dir),
+      RAGD_FIELD("models.dir", "model folder; empty = $RAGD_MODELS or ~/.cache/ragd/models", models.dir),
+      RAGD_FIELD("models.llm", "GGUF language model, relative to models.dir", models.llm),
+      RAGD_FIELD("models.embedding", "embedding model folder, relative to models.dir", models.embedding),
+      RAGD_FIELD("inference.threads", "compute threads; 0 = one per core", inference.threads),
+      RAGD_FIELD("inference.context_length", "tokens per sequence, prompt and answer",
+                 inference.context_length),
+      RAGD_FIELD("inference.max_tokens", "default answer length in tokens", inference.max_tokens),
+      RAGD_FIELD("inference.max_batch", "sequences decoded together", inference.max_batch),
+      RAGD_FIELD("inference.max_queue", "waiting requests before 503", inference.max_queue),
+      RAGD_FIELD("inference.step_tokens", "tokens per batched forward pass", inference.step_tokens),
+      RAGD_FIELD("inference.kv_cache_bytes", "KV-cache memory for running sequences",
+                 inference.kv_cache_bytes),
+      RAGD_FIELD("inference.prefix_cache_bytes", "KV memory kept for repeated prompt prefixes; 0 = off",
+                 inference.prefix_cache_bytes),
+      RAGD_FIELD("inference.speculative", "prompt-lookup speculative decoding", inference.speculative),
+      RAGD_FIELD("inference.draft_tokens", "draft tokens per sequence and step", inference.draft_tokens),
+      RAGD_FIELD(
+          "inference.draft_shared_answers",
+          "answers to distinct prompts whose common phrasing drafts too; 0 = each drafts from itself only",
+          inference.draft_shared_answers),
+      RAGD_FIELD("inference.compute_nice", "niceness of the compute threads (0-19)", inference.compute_nice),
+      RAGD_FIELD("retrieval.top_k", "passages given to the model", retrieval.top_k),
+      RAGD_FIELD("retrieval.chunk_tokens", "target chunk length in embedding tokens", retrieval.chunk_tokens),
+      RAGD_FIELD("retrieval.chunk_overlap", "tokens shared by neighbouring chunks", retrieval.chunk_overlap),
+      RAGD_FIELD("retrieval.index", "vector index: flat or hnsw", retrieval.index),
+      RAGD_FIELD("retrieval.max_document_bytes", "largest accepted document", retrieval.max_document_bytes),
+      RAGD_FIELD("quota.tokens_per_period", "default per-user token budget", quota.tokens_per_period),
+      RAGD_FIELD("quota.period", "budget period: day or month", quota.period),
+      RAGD_FIELD("quota.requests_per_minute", "per-user request rate limit", quota.requests_per_minute),
+      RAGD_FIELD("quota.tokens_per_minute", "per-user token rate limit", quota.tokens_per_minute),
+      RAGD_FIELD("log.file", "request log; empty = <data_dir>/requests.jsonl", log.file),
+      RAGD_FIELD("log.content", "keep prompts and answers, encrypted", log.content),
+      RAGD_FIELD("log.content_key", "64 hex chars: the secretbox key for logged content", log.content_key),
+      RAGD_FIELD("log.retention_days", "days encrypted content is kept", log.retention_days),
+  };
+  return kFields;
+}
+
+Status SetConfigValue(Config& config, const std::string& key, const std::string& value) {
+  const ConfigField* field = FindField(key);
+  if (field == nullptr) return Status::InvalidArgument("unknown config key '" + key + "'");
+  ConfigField::Target t = field->target(config);
+  if (auto* s = std::get_if<std::string*>(&t)) {
+    **s = value;
+    return Status::Ok();
+  }
+  if (auto* b = std::get_if<bool*>(&t)) {
+    if (value == "true" || value == "1") **b = true;
+    else if (value == "false" || value == "0") **b = false;
+    else return Status::InvalidArgument("config key '" + key + "' must be true or false (got \"" + value + "\")");
+    return Status::Ok();
+  }
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || end != value.data() + value.size())
+    return Status::InvalidArgument("config key '" + key + "' must be an integer (got \"" + value + "\")");
+  *std::get<int64_t*>(t) = v;
+  return Status::Ok();
+}
+
+Result<Config> LoadConfig(const ConfigSources& sources) {
+  Config config;
+  if (sources.file) {
+    std::ifstream in(*sources.file);
+    if (!in) return Status::NotFound("config file " + *sources.file + " cannot be read");
+    json j = json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+    if (j.is_discarded()) return Status::InvalidArgument(*sources.file + ": not valid JSON (comments allowed)");
+    if (!j.is_object()) return Status::InvalidArgument(*sources.file + ": top level must be an object");
+    RAGD_RETURN_IF_ERROR(ApplyJson(config, j, "", *sources.file));
+  }
+  if (sources.getenv) {
+    for (const ConfigField& f : ConfigFields()) {
+      const char* v = sources.getenv(f.EnvName().c_str());
+      if (v == nullptr) continue;
+      Status st = SetConfigValue(config, f.key, v);
+      if (!st.ok()) return Status::InvalidArgument(f.EnvName() + ": " + st.message());
+    }
+  }
+  for (const auto& [key, value] : sources.overrides) RAGD_RETURN_IF_ERROR(SetConfigValue(config, key, value));
+  RAGD_RETURN_IF_ERROR(Validate(config));
+  return config;
+}
+
+}  // namespace ragd::app

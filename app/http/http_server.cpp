@@ -1,0 +1,363 @@
+// Pistache 0.0.5 adapter. Facts this file relies on (verified against the
+// Debian package): ResponseStream must not be written off the reactor thread,
+// so streams write raw HTTP/1.1 chunks through Tcp::Peer::send(), which only
+// enqueues on the reactor's write queue and is safe from any thread; a peer
+// marked idle is not cut by the header/body timeouts; disconnects are seen in
+// Tcp::Handler::onDisconnection.
+#include "app/http/http_server.h"
+
+#include <pistache/endpoint.h>
+#include <pistache/http.h>
+#include <pistache/peer.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <unordered_map>
+
+#include "common/text.h"
+
+namespace ragd::app {
+
+namespace Http = Pistache::Http;
+namespace Tcp = Pistache::Tcp;
+
+std::string HttpRequest::Header(const std::string& name) const {
+  auto it = headers.find(name);
+  return it == headers.end() ? std::string() : it->second;
+}
+
+HttpResponse HttpResponse::Json(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponse HttpResponse::Error(int status, const std::string& type, const std::string& message) {
+  nlohmann::json j = {{"error", {{"code", status}, {"type", type}, {"message", message}}}};
+  return Json(status, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+namespace {
+
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return "Status";
+  }
+}
+
+std::string PercentDecode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// Client-chosen request ids are echoed only when short and plain.
+bool ValidRequestId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != ':') return false;
+  return true;
+}
+
+std::string NewRequestId() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "req-%016llx%08llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng() & 0xffffffffu));
+  return buf;
+}
+
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : path) {
+    if (c == '/') {
+      if (!cur.empty()) parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) parts.push_back(cur);
+  return parts;
+}
+
+struct Route {
+  std::string name;  // the pattern as registered
+  std::string method;
+  std::vector<std::string> pattern;
+  Handler handler;
+};
+
+// A deferred response written as raw HTTP/1.1 bytes through the peer's write
+// queue (safe from any thread in Pistache 0.0.5, unlike ResponseStream).
+class PeerResponse : public AsyncResponse {
+ public:
+  PeerResponse(std::shared_ptr<Tcp::Peer> peer, std::string request_id)
+      : peer_(std::move(peer)), request_id_(std::move(request_id)) {}
+
+  bool Send(const HttpResponse& r) override {
+    std::string head = StatusLine(r.status) + "Content-Type: " + r.content_type +
+                       "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nX-Request-Id: " + request_id_ +
+                       "\r\n";
+    for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
+    ended_ = true;
+    return SendRaw(head + "\r\n" + r.body);
+  }
+  bool StartStream(int status, const std::string& content_type,
+                   const std::vector<std::pair<std::string, std::string>>& headers) override {
+    std::string head = StatusLine(status) + "Content-Type: " + content_type +
+                       "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n"
+                       "X-Request-Id: " + request_id_ + "\r\n";
+    for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
+    return SendRaw(head + "\r\n");
+  }
+  bool Write(const std::string& data) override {
+    if (data.empty()) return !cancelled();
+    char size[24];
+    std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    return SendRaw(size + data + "\r\n");
+  }
+  void End() override {
+    if (!ended_.exchange(true)) SendRaw("0\r\n\r\n");
+  }
+  bool cancelled() const override { return cancelled_.load(); }
+  void Cancel() { cancelled_ = true; }
+
+ private:
+  static std::string StatusLine(int status) {
+    return "HTTP/1.1 " + std::to_string(status) + " " + ReasonPhrase(status) + "\r\n";
+  }
+  bool SendRaw(const std::string& bytes) {
+    if (cancelled()) return false;
+    std::lock_guard<std::mutex> lock(mu_);  // keeps the pieces of one response in order
+    peer_->send(Pistache::RawBuffer(bytes, bytes.size()));
+    return true;
+  }
+
+  std::shared_ptr<Tcp::Peer> peer_;
+  std::string request_id_;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> ended_{false};
+  std::mutex mu_;
+};
+
+struct Shared {
+  std::vector<Route> routes;
+  std::mutex streams_mu;
+  std::unordered_map<size_t, std::weak_ptr<PeerResponse>> streams;  // by peer id
+
+  // Finds a route; sets `method_mismatch` when the path exists for another method.
+  const Route* Match(const std::string& method, const std::string& path, std::map<std::string, std::string>* params,
+                     bool* method_mismatch) const {
+    const std::vector<std::string> parts = SplitPath(path);
+    for (const Route& r : routes) {
+      if (r.pattern.size() != parts.size()) continue;
+      std::map<std::string, std::string> p;
+      bool ok = true;
+      for (size_t i = 0; i < parts.size() && ok; ++i) {
+        if (!r.pattern[i].empty() && r.pattern[i][0] == ':') p[r.pattern[i].substr(1)] = PercentDecode(parts[i]);
+        else if (r.pattern[i] == "*") p["*"] = parts[i];
+        else ok = r.pattern[i] == parts[i];
+      }
+      if (!ok) continue;
+      if (r.method != method) {
+        *method_mismatch = true;
+        continue;
+      }
+      *params = std::move(p);
+      return &r;
+    }
+    return nullptr;
+  }
+};
+
+class Exchange : public HttpExchange {
+ public:
+  Exchange(Shared* shared, std::shared_ptr<Tcp::Peer> peer, std::string request_id)
+      : shared_(shared), peer_(std::move(peer)), request_id_(std::move(request_id)) {}
+
+  std::shared_ptr<AsyncResponse> Defer() override {
+    if (response_) return response_;
+    response_ = std::make_shared<PeerResponse>(peer_, request_id_);
+    {
+      std::lock_guard<std::mutex> lock(shared_->streams_mu);
+      shared_->streams[peer_->getID()] = response_;
+    }
+    peer_->setIdle(true);  // no header/body timeout while the response is pending
+    return response_;
+  }
+  bool deferred() const override { return response_ != nullptr; }
+  const std::string& request_id() const override { return request_id_; }
+
+  // Answers at once, on the reactor thread: nothing to cancel, so the
+  // response is not registered for disconnect notices.
+  void SendNow(const HttpResponse& r) {
+    peer_->setIdle(true);  // the response bypasses ResponseWriter: keep Pistache's timeouts off
+    PeerResponse(peer_, request_id_).Send(r);
+  }
+
+ private:
+  Shared* shared_;
+  std::shared_ptr<Tcp::Peer> peer_;
+  std::string request_id_;
+  std::shared_ptr<PeerResponse> response_;
+};
+
+class PistacheHandler : public Http::Handler {
+ public:
+  HTTP_PROTOTYPE(PistacheHandler)
+
+  PistacheHandler(std::shared_ptr<Shared> shared, size_t max_json_bytes, ResponseHook on_response)
+      : shared_(std::move(shared)), max_json_bytes_(max_json_bytes), on_response_(std::move(on_response)) {}
+
+  void onRequest(const Http::Request& request, Http::ResponseWriter writer) override {
+    HttpRequest req;
+    req.method = Http::methodString(request.method());
+    req.path = request.resource();
+    req.body = request.body();
+    req.peer_address = request.address().host();
+    for (const auto& h : request.headers().list()) {
+      std::ostringstream v;
+      h->write(v);
+      req.headers[AsciiLower(h->name())] = v.str();
+    }
+    for (const auto& [name, raw] : request.headers().rawList()) req.headers[AsciiLower(name)] = raw.value();
+    for (auto it = request.query().parameters_begin(); it != request.query().parameters_end(); ++it)
+      req.query[PercentDecode(it->first)] = PercentDecode(it->second);
+
+    req.request_id = ValidRequestId(req.Header("x-request-id")) ? req.Header("x-request-id") : NewRequestId();
+    const auto started = std::chrono::steady_clock::now();
+    Exchange exchange(shared_.get(), writer.peer(), req.request_id);
+    HttpResponse resp;
+    bool mismatch = false;
+    const Route* route = shared_->Match(req.method, req.path, &req.params, &mismatch);
+    if (route != nullptr) req.route = route->name;
+    if (req.body.size() > max_json_bytes_ && req.Header("content-type").rfind("multipart/", 0) != 0) {
+      resp = HttpResponse::Error(413, "invalid_request_error",
+                                 "request body of " + std::to_string(req.body.size()) + " bytes is larger than the " +
+                                     std::to_string(max_json_bytes_) + " bytes allowed (server.max_json_bytes)");
+    } else if (route == nullptr) {
+      resp = mismatch ? HttpResponse::Error(405, "invalid_request_error", "method not allowed on " + req.path)
+                      : HttpResponse::Error(404, "not_found_error", "no route for " + req.method + " " + req.path);
+    } else {
+      try {
+        resp = route->handler(req, exchange);
+      } catch (const std::exception& e) {
+        resp = HttpResponse::Error(500, "server_error", std::string("internal error: ") + e.what());
+      } catch (...) {
+        resp = HttpResponse::Error(500, "server_error", "internal error");
+      }
+    }
+    if (exchange.deferred()) return;
+    // Every response goes out as raw bytes through the peer, like the deferred
+    // ones: Pistache 0.0.5's ResponseWriter drops raw headers (Set-Cookie,
+    // Retry-After) on this path.
+    exchange.SendNow(resp);
+    if (on_response_)
+      on_response_(req, resp.status, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+
+  void onDisconnection(const std::shared_ptr<Tcp::Peer>& peer) override {
+    std::shared_ptr<PeerResponse> stream;
+    {
+      std::lock_guard<std::mutex> lock(shared_->streams_mu);
+      auto it = shared_->streams.find(peer->getID());
+      if (it == shared_->streams.end()) return;
+      stream = it->second.lock();
+      shared_->streams.erase(it);
+    }
+    if (stream) stream->Cancel();
+  }
+
+ private:
+  std::shared_ptr<Shared> shared_;
+  size_t max_json_bytes_;
+  ResponseHook on_response_;
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  std::unique_ptr<Http::Endpoint> endpoint;
+  bool running = false;
+};
+
+HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
+
+HttpServer::~HttpServer() { Shutdown(); }
+
+void HttpServer::Route(const std::string& method, const std::string& pattern, Handler handler) {
+  impl_->shared->routes.push_back({pattern, method, SplitPath(pattern), std::move(handler)});
+}
+
+Status HttpServer::Start() {
+  try {
+    Pistache::Address addr(impl_->options.host, Pistache::Port(static_cast<uint16_t>(impl_->options.port)));
+    impl_->endpoint = std::make_unique<Http::Endpoint>(addr);
+    const auto stream_limit = std::chrono::seconds(impl_->options.stream_timeout_s);
+    auto opts = Http::Endpoint::options()
+                    .threads(impl_->options.threads)
+                    .flags(Tcp::Options::ReuseAddr)
+                    .maxRequestSize(impl_->options.max_request_bytes)
+                    .headerTimeout(std::chrono::seconds(60))
+                    .bodyTimeout(std::chrono::seconds(120))
+                    .keepaliveTimeout(stream_limit);
+    impl_->endpoint->init(opts);
+    impl_->endpoint->setHandler(Http::make_handler<PistacheHandler>(impl_->shared, impl_->options.max_json_bytes, impl_->options.on_response));
+    impl_->endpoint->serveThreaded();
+    impl_->running = true;
+  } catch (const std::exception& e) {
+    impl_->endpoint.reset();
+    return Status::Unavailable("cannot listen on " + impl_->options.host + ":" +
+                               std::to_string(impl_->options.port) + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+int HttpServer::port() const {
+  return impl_->endpoint ? static_cast<int>(static_cast<uint16_t>(impl_->endpoint->getPort())) : 0;
+}
+
+void HttpServer::Shutdown() {
+  if (impl_ && impl_->running) {
+    impl_->running = false;
+    impl_->endpoint->shutdown();
+  }
+}
+
+}  // namespace ragd::app

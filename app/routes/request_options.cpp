@@ -1,0 +1,81 @@
+#include "app/routes/request_options.h"
+
+namespace ragd::app {
+
+#define RAGD_TRY_ASSIGN(var, expr)          \
+  auto var = (expr);                        \
+  if (!var.ok()) return var.status();
+
+Result<GenerationOptions> ReadGenerationOptions(const Json& body, const GenerationOptions& defaults, int vocab_size) {
+  GenerationOptions o = defaults;
+  RAGD_TRY_ASSIGN(temperature, OptionalNumber(body, "temperature", 0, 2));
+  if (*temperature) o.sampling.temperature = static_cast<float>(**temperature);
+  RAGD_TRY_ASSIGN(top_p, OptionalNumber(body, "top_p", 0, 1));
+  if (*top_p) o.sampling.top_p = static_cast<float>(**top_p);
+  RAGD_TRY_ASSIGN(top_k, OptionalInt(body, "top_k", 0, vocab_size));
+  if (*top_k) o.sampling.top_k = static_cast<int>(**top_k);
+  RAGD_TRY_ASSIGN(min_p, OptionalNumber(body, "min_p", 0, 1));
+  if (*min_p) o.sampling.min_p = static_cast<float>(**min_p);
+  RAGD_TRY_ASSIGN(presence, OptionalNumber(body, "presence_penalty", -2, 2));
+  if (*presence) o.sampling.presence_penalty = static_cast<float>(**presence);
+  RAGD_TRY_ASSIGN(frequency, OptionalNumber(body, "frequency_penalty", -2, 2));
+  if (*frequency) o.sampling.frequency_penalty = static_cast<float>(**frequency);
+  RAGD_TRY_ASSIGN(repeat, OptionalNumber(body, "repeat_penalty", 0.01, 10));
+  if (*repeat) o.sampling.repeat_penalty = static_cast<float>(**repeat);
+  RAGD_TRY_ASSIGN(seed, OptionalInt(body, "seed", INT64_MIN, INT64_MAX));
+  if (*seed) o.sampling.seed = static_cast<uint64_t>(**seed);
+
+  RAGD_TRY_ASSIGN(max_tokens, OptionalInt(body, "max_tokens", 1, 1 << 20));
+  RAGD_TRY_ASSIGN(max_completion, OptionalInt(body, "max_completion_tokens", 1, 1 << 20));
+  if (*max_completion) o.max_tokens = static_cast<int>(**max_completion);
+  if (*max_tokens) o.max_tokens = static_cast<int>(**max_tokens);
+
+  RAGD_TRY_ASSIGN(n, OptionalInt(body, "n", 1, 1));  // one choice per request
+  (void)n;
+
+  if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return Status::InvalidArgument("field 'logit_bias' must be an object of token id -> bias");
+    for (auto& [key, value] : it->items()) {
+      int64_t id = -1;
+      try {
+        size_t used = 0;
+        id = std::stoll(key, &used);
+        if (used != key.size()) id = -1;
+      } catch (...) {
+      }
+      if (id < 0 || id >= vocab_size)
+        return Status::InvalidArgument("field 'logit_bias' has a key that is not a token id: '" + key + "'");
+      if (!value.is_number() || value.get<double>() < -100 || value.get<double>() > 100)
+        return Status::InvalidArgument("field 'logit_bias' values must be numbers between -100 and 100");
+      o.sampling.logit_bias[static_cast<inference::TokenId>(id)] = value.get<float>();
+    }
+  }
+
+  if (auto it = body.find("stop"); it != body.end() && !it->is_null()) {
+    o.stop.clear();
+    if (it->is_string()) {
+      o.stop.push_back(it->get<std::string>());
+    } else if (it->is_array() && it->size() <= 4) {
+      for (const auto& s : *it) {
+        if (!s.is_string()) return Status::InvalidArgument("field 'stop' must be a string or an array of strings");
+        o.stop.push_back(s.get<std::string>());
+      }
+    } else {
+      return Status::InvalidArgument("field 'stop' must be a string or an array of up to 4 strings");
+    }
+    for (const auto& s : o.stop)
+      if (s.empty()) return Status::InvalidArgument("field 'stop' must not contain empty strings");
+  }
+
+  RAGD_TRY_ASSIGN(stream, OptionalBool(body, "stream"));
+  o.stream = stream->value_or(defaults.stream);
+  if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return Status::InvalidArgument("field 'stream_options' must be an object");
+    RAGD_TRY_ASSIGN(usage, OptionalBool(*it, "include_usage"));
+    o.include_usage = usage->value_or(false);
+  }
+  if (Status st = inference::ValidateSamplingOptions(o.sampling, vocab_size); !st.ok()) return st;
+  return o;
+}
+
+}  // namespace ragd::app

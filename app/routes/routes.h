@@ -1,0 +1,33 @@
+// Route registration, one function per group of routes (routes_*.cpp), and
+// the wrappers every handler goes through: authentication, the admin role,
+// model readiness, metrics.
+#pragma once
+
+#include <functional>
+
+#include "app/http/http_server.h"
+#include "app/http/json_request.h"
+#include "app/services/app_context.h"
+
+namespace ragd::app {
+
+using UserHandler = std::function<HttpResponse(const HttpRequest&, HttpExchange&, const accounts::User&)>;
+
+enum class Access {
+  kUser,   // any signed-in user
+  kAdmin,  // admins only (403 for users)
+};
+
+// Wraps `handler`: 401 without valid credentials, 403 for the wrong role,
+// 503 while the models load (when `needs_models`).
+Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler handler);
+
+void RegisterHealthRoutes(HttpServer& http, AppContext& ctx);
+void RegisterAuthRoutes(HttpServer& http, AppContext& ctx);
+void RegisterUserRoutes(HttpServer& http, AppContext& ctx);
+void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx);
+void RegisterOpenAiRoutes(HttpServer& http, AppContext& ctx);
+void RegisterAskRoutes(HttpServer& http, AppContext& ctx);
+void RegisterStaticRoutes(HttpServer& http, AppContext& ctx);
+
+}  // namespace ragd::app

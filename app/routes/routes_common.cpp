@@ -1,0 +1,47 @@
+#include <chrono>
+
+#include "app/http/auth.h"
+#include "app/routes/routes.h"
+
+namespace ragd::app {
+
+Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler handler) {
+  return [&ctx, access, needs_models, handler = std::move(handler)](const HttpRequest& req, HttpExchange& ex) {
+    auto user = Authenticate(*ctx.accounts, req);
+    if (!user.ok()) return ErrorResponse(user.status());
+    req.user_id = user->id;
+    if (access == Access::kAdmin) {
+      if (Status st = RequireAdmin(*user); !st.ok()) return ErrorResponse(st);
+    }
+    if (needs_models && !ctx.ready) {
+      HttpResponse r = ctx.load_failed ? HttpResponse::Error(503, "unavailable_error",
+                                                             "the models failed to load: " + ctx.load_error)
+                                       : HttpResponse::Error(503, "unavailable_error", "the models are loading");
+      r.headers.push_back({"Retry-After", "5"});
+      return r;
+    }
+    return handler(req, ex, *user);
+  };
+}
+
+void RegisterHealthRoutes(HttpServer& http, AppContext& ctx) {
+  http.Route("GET", "/healthz", [](const HttpRequest&, HttpExchange&) {
+    return HttpResponse::Json(200, R"({"status":"ok"})");
+  });
+  http.Route("GET", "/readyz", [&ctx](const HttpRequest&, HttpExchange&) {
+    if (ctx.ready) return HttpResponse::Json(200, R"({"status":"ok"})");
+    HttpResponse r = ctx.load_failed
+                         ? HttpResponse::Error(503, "unavailable_error", "the models failed to load: " + ctx.load_error)
+                         : HttpResponse::Error(503, "unavailable_error", "the models are loading");
+    r.headers.push_back({"Retry-After", "5"});
+    return r;
+  });
+  http.Route("GET", "/metrics", [&ctx](const HttpRequest&, HttpExchange&) {
+    HttpResponse r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = ctx.metrics.Render();
+    return r;
+  });
+}
+
+}  // namespace ragd::app

@@ -1,0 +1,287 @@
+// The OpenAI-compatible API: models, chat completions, completions,
+// embeddings, and llama.cpp's tokenize/detokenize.
+#include <chrono>
+
+#include "app/routes/request_options.h"
+#include "app/routes/routes.h"
+#include "app/services/admission.h"
+#include "app/services/generation_runner.h"
+
+namespace ragd::app {
+namespace {
+
+Json ModelJson(const std::string& id) {
+  return {{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", "ragd"}};
+}
+
+GenerationOptions DefaultOptions(const AppContext& ctx) {
+  GenerationOptions o;
+  o.max_tokens = static_cast<int>(ctx.config.inference.max_tokens);
+  return o;
+}
+
+// {"role","content"} where content is a string or an array of text parts.
+Result<std::vector<inference::ChatMessage>> ReadMessages(const Json& body) {
+  auto it = body.find("messages");
+  if (it == body.end() || !it->is_array() || it->empty())
+    return Status::InvalidArgument("field 'messages' must be a non-empty array");
+  std::vector<inference::ChatMessage> out;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& m = (*it)[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) return Status::InvalidArgument("field '" + where + "' must be an object");
+    auto role = RequiredString(m, "role", 32);
+    if (!role.ok()) return Status::InvalidArgument(where + ": " + role.status().message());
+    std::string r = *role == "developer" ? "system" : *role;
+    if (r != "system" && r != "user" && r != "assistant")
+      return Status::InvalidArgument("field '" + where + ".role' must be system, user or assistant");
+    std::string content;
+    auto c = m.find("content");
+    if (c == m.end() || c->is_null()) {
+      content = "";
+    } else if (c->is_string()) {
+      content = c->get<std::string>();
+    } else if (c->is_array()) {
+      for (const Json& part : *c) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+          return Status::InvalidArgument("field '" + where + ".content' supports only text parts");
+        content += part["text"].get<std::string>();
+      }
+    } else {
+      return Status::InvalidArgument("field '" + where + ".content' must be a string or an array of text parts");
+    }
+    out.push_back({r, content});
+  }
+  return out;
+}
+
+std::string Base64Floats(const std::vector<float>& v) {
+  static const char* kChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
+  const size_t n = v.size() * sizeof(float);
+  std::string out;
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t chunk = bytes[i] << 16;
+    if (i + 1 < n) chunk |= bytes[i + 1] << 8;
+    if (i + 2 < n) chunk |= bytes[i + 2];
+    out += kChars[(chunk >> 18) & 63];
+    out += kChars[(chunk >> 12) & 63];
+    out += i + 1 < n ? kChars[(chunk >> 6) & 63] : '=';
+    out += i + 2 < n ? kChars[chunk & 63] : '=';
+  }
+  return out;
+}
+
+HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchange& ex, const accounts::User& user) {
+  auto body = ParseJsonObject(req.body);
+  if (!body.ok()) return ErrorResponse(body.status());
+  auto model = OptionalString(*body, "model", 256);
+  if (!model.ok()) return ErrorResponse(model.status());
+  const std::string model_id = model->value_or(ctx.llm_id);
+  const bool rag = model_id == kRagModelId;
+  if (!rag && model_id != ctx.llm_id)
+    return HttpResponse::Error(404, "not_found_error", "model '" + model_id + "' does not exist; see GET /v1/models");
+  auto messages = ReadMessages(*body);
+  if (!messages.ok()) return ErrorResponse(messages.status());
+  auto opts = ReadGenerationOptions(*body, DefaultOptions(ctx), ctx.engine->tokenizer().vocab_size());
+  if (!opts.ok()) return ErrorResponse(opts.status());
+
+  GenerationPlan plan;
+  plan.format = ChatWireFormat();
+  plan.route = "/v1/chat/completions";
+  plan.model_id = model_id;
+  plan.stream = opts->stream;
+  plan.include_usage = opts->include_usage;
+  std::vector<inference::ChatMessage> conversation = std::move(messages).value();
+  plan.request.sampling = opts->sampling;
+  plan.request.max_tokens = opts->max_tokens;
+  plan.request.stop = opts->stop;
+  if (rag) {
+    if (conversation.back().role != "user")
+      return ErrorResponse(Status::InvalidArgument("the last message must be from the user"));
+    const std::string question = conversation.back().content;
+    conversation.pop_back();
+    const RagQuestion q{question, std::move(conversation), static_cast<int>(ctx.config.retrieval.top_k)};
+    if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) return ErrorResponse(st);
+    return RunGeneration(ctx, user, std::move(plan), ex);
+  }
+  auto prompt = inference::FormatGemmaChat(ctx.engine->tokenizer(), conversation);
+  if (!prompt.ok()) return ErrorResponse(prompt.status());
+  plan.request.prompt = std::move(prompt).value();
+  return RunGeneration(ctx, user, std::move(plan), ex);
+}
+
+HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& ex, const accounts::User& user) {
+  auto body = ParseJsonObject(req.body);
+  if (!body.ok()) return ErrorResponse(body.status());
+  auto model = OptionalString(*body, "model", 256);
+  if (!model.ok()) return ErrorResponse(model.status());
+  if (model->has_value() && **model != ctx.llm_id)
+    return HttpResponse::Error(404, "not_found_error", "model '" + **model + "' does not exist; see GET /v1/models");
+  std::string prompt_text;
+  auto p = body->find("prompt");
+  if (p != body->end() && p->is_array() && p->size() == 1 && (*p)[0].is_string()) {
+    prompt_text = (*p)[0].get<std::string>();
+  } else {
+    auto s = RequiredString(*body, "prompt");
+    if (!s.ok()) return ErrorResponse(Status::InvalidArgument("field 'prompt' must be a string"));
+    prompt_text = *s;
+  }
+  auto opts = ReadGenerationOptions(*body, DefaultOptions(ctx), ctx.engine->tokenizer().vocab_size());
+  if (!opts.ok()) return ErrorResponse(opts.status());
+  auto ids = ctx.engine->tokenizer().Encode(prompt_text);
+  if (!ids.ok()) return ErrorResponse(ids.status());
+  GenerationPlan plan;
+  plan.format = CompletionWireFormat();
+  plan.route = "/v1/completions";
+  plan.model_id = ctx.llm_id;
+  plan.stream = opts->stream;
+  plan.include_usage = opts->include_usage;
+  plan.request.prompt.push_back(ctx.engine->tokenizer().bos_id());
+  plan.request.prompt.insert(plan.request.prompt.end(), ids->begin(), ids->end());
+  plan.request.sampling = opts->sampling;
+  plan.request.max_tokens = opts->max_tokens;
+  plan.request.stop = opts->stop;
+  return RunGeneration(ctx, user, std::move(plan), ex);
+}
+
+HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts::User& user) {
+  auto body = ParseJsonObject(req.body);
+  if (!body.ok()) return ErrorResponse(body.status());
+  auto model = OptionalString(*body, "model", 256);
+  if (!model.ok()) return ErrorResponse(model.status());
+  if (model->has_value() && **model != ctx.embedding_id)
+    return HttpResponse::Error(404, "not_found_error", "embedding model '" + **model + "' does not exist; see GET /v1/models");
+  auto format = OptionalString(*body, "encoding_format", 16);
+  if (!format.ok()) return ErrorResponse(format.status());
+  const std::string encoding = format->value_or("float");
+  if (encoding != "float" && encoding != "base64")
+    return ErrorResponse(Status::InvalidArgument("field 'encoding_format' must be \"float\" or \"base64\""));
+  std::vector<std::string> inputs;
+  auto in = body->find("input");
+  if (in == body->end() || in->is_null()) return ErrorResponse(Status::InvalidArgument("missing field 'input'"));
+  if (in->is_string()) {
+    inputs.push_back(in->get<std::string>());
+  } else if (in->is_array() && !in->empty() && in->size() <= 256) {
+    for (const Json& s : *in) {
+      if (!s.is_string()) return ErrorResponse(Status::InvalidArgument("field 'input' must be a string or an array of strings"));
+      inputs.push_back(s.get<std::string>());
+    }
+  } else {
+    return ErrorResponse(Status::InvalidArgument("field 'input' must be a string or an array of 1 to 256 strings"));
+  }
+  int64_t tokens = 0;
+  const int64_t n_ctx = static_cast<int64_t>(ctx.embedder->max_tokens());
+  for (const std::string& s : inputs) {
+    if (s.empty()) return ErrorResponse(Status::InvalidArgument("field 'input' must not contain empty strings"));
+    const int64_t n = static_cast<int64_t>(ctx.embedder->CountTokens(s));
+    // Never truncate silently: the model sees at most n_ctx tokens with [CLS] and [SEP].
+    if (n + 2 > n_ctx) {
+      return ContextLengthRefusal(ctx.metrics,
+                                  "an input has " + std::to_string(n + 2) +
+                                      " tokens; the embedding model reads at most " + std::to_string(n_ctx),
+                                  n + 2, n_ctx);
+    }
+    tokens += n;
+  }
+  Admission admission;
+  if (auto refused = Admit(ctx, user, tokens, "/v1/embeddings", &admission)) return *refused;
+  auto vectors = ctx.embedder->Embed(inputs);
+  if (!vectors.ok()) {
+    admission.Cancel();
+    return ErrorResponse(vectors.status());
+  }
+  admission.Settle(tokens, 0, /*completed=*/true);
+  ctx.metrics.CountEmbeddingTokens(tokens);
+  Json data = Json::array();
+  for (size_t i = 0; i < vectors->size(); ++i) {
+    Json e = {{"object", "embedding"}, {"index", i}};
+    if (encoding == "base64") e["embedding"] = Base64Floats((*vectors)[i]);
+    else e["embedding"] = (*vectors)[i];
+    data.push_back(e);
+  }
+  return JsonResponse(200, {{"object", "list"}, {"model", ctx.embedding_id}, {"data", data},
+                            {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
+}
+
+HttpResponse Tokenize(AppContext& ctx, const HttpRequest& req) {
+  auto body = ParseJsonObject(req.body);
+  if (!body.ok()) return ErrorResponse(body.status());
+  auto content = RequiredString(*body, "content");
+  if (!content.ok()) return ErrorResponse(content.status());
+  auto add_special = OptionalBool(*body, "add_special");
+  if (!add_special.ok()) return ErrorResponse(add_special.status());
+  auto with_pieces = OptionalBool(*body, "with_pieces");
+  if (!with_pieces.ok()) return ErrorResponse(with_pieces.status());
+  const inference::Tokenizer& tok = ctx.engine->tokenizer();
+  auto ids = tok.Encode(*content);
+  if (!ids.ok()) return ErrorResponse(ids.status());
+  if (add_special->value_or(false)) ids->insert(ids->begin(), tok.bos_id());
+  Json tokens = Json::array();
+  for (inference::TokenId id : *ids) {
+    if (with_pieces->value_or(false)) {
+      auto piece = tok.TokenBytes(id);
+      tokens.push_back({{"id", id}, {"piece", piece.ok() ? *piece : ""}});
+    } else {
+      tokens.push_back(id);
+    }
+  }
+  return JsonResponse(200, {{"tokens", tokens}, {"count", ids->size()}, {"max_model_len", ctx.engine->context_length()}});
+}
+
+HttpResponse Detokenize(AppContext& ctx, const HttpRequest& req) {
+  auto body = ParseJsonObject(req.body);
+  if (!body.ok()) return ErrorResponse(body.status());
+  auto it = body->find("tokens");
+  if (it == body->end() || !it->is_array()) return ErrorResponse(Status::InvalidArgument("field 'tokens' must be an array of token ids"));
+  std::vector<inference::TokenId> ids;
+  for (const Json& t : *it) {
+    if (!t.is_number_integer()) return ErrorResponse(Status::InvalidArgument("field 'tokens' must hold integers"));
+    const int64_t v = t.get<int64_t>();
+    if (v < 0 || v >= ctx.engine->tokenizer().vocab_size())
+      return ErrorResponse(Status::InvalidArgument("field 'tokens' holds " + std::to_string(v) +
+                                                   ", outside the vocabulary"));
+    ids.push_back(static_cast<inference::TokenId>(v));
+  }
+  auto text = ctx.engine->tokenizer().Decode(ids);
+  if (!text.ok()) return ErrorResponse(text.status());
+  return JsonResponse(200, {{"content", *text}});
+}
+
+}  // namespace
+
+void RegisterOpenAiRoutes(HttpServer& http, AppContext& ctx) {
+  http.Route("GET", "/v1/models", WithUser(ctx, Access::kUser, true, [&ctx](const HttpRequest&, HttpExchange&,
+                                                                            const accounts::User&) {
+    return JsonResponse(200, {{"object", "list"},
+                              {"data", Json::array({ModelJson(ctx.llm_id), ModelJson(kRagModelId),
+                                                    ModelJson(ctx.embedding_id)})}});
+  }));
+  http.Route("POST", "/v1/chat/completions", WithUser(ctx, Access::kUser, true,
+                                                      [&ctx](const HttpRequest& req, HttpExchange& ex,
+                                                             const accounts::User& u) {
+                                                        return ChatCompletions(ctx, req, ex, u);
+                                                      }));
+  http.Route("POST", "/v1/completions", WithUser(ctx, Access::kUser, true, [&ctx](const HttpRequest& req,
+                                                                                  HttpExchange& ex,
+                                                                                  const accounts::User& u) {
+    return Completions(ctx, req, ex, u);
+  }));
+  http.Route("POST", "/v1/embeddings", WithUser(ctx, Access::kUser, true, [&ctx](const HttpRequest& req,
+                                                                                 HttpExchange&,
+                                                                                 const accounts::User& u) {
+    return Embeddings(ctx, req, u);
+  }));
+  const UserHandler tokenize = [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
+    return Tokenize(ctx, req);
+  };
+  const UserHandler detokenize = [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
+    return Detokenize(ctx, req);
+  };
+  http.Route("POST", "/tokenize", WithUser(ctx, Access::kUser, true, tokenize));
+  http.Route("POST", "/v1/tokenize", WithUser(ctx, Access::kUser, true, tokenize));
+  http.Route("POST", "/detokenize", WithUser(ctx, Access::kUser, true, detokenize));
+  http.Route("POST", "/v1/detokenize", WithUser(ctx, Access::kUser, true, detokenize));
+}
+
+}  // namespace ragd::app

@@ -1,0 +1,188 @@
+#include "app/server/server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+#include "app/config/module_options.h"
+#include "app/routes/routes.h"
+#include "app/services/ingest_if_empty.h"
+#include "app/services/model_bootstrap.h"
+
+#ifndef RAGD_DEFAULT_WEB_DIR
+#define RAGD_DEFAULT_WEB_DIR "web"
+#endif
+
+namespace ragd::app {
+namespace {
+
+void PrintAdminCredentials(const accounts::AdminBootstrap& admin, const Config& config) {
+  std::printf("ragd: created the admin account '%s'\n", admin.username.c_str());
+  if (admin.password_generated)
+    std::printf("ragd:   password: %s   (generated; shown only now)\n", admin.password.c_str());
+  if (admin.api_key_generated)
+    std::printf("ragd:   API key:  %s   (generated; shown only now)\n", admin.api_key.c_str());
+  std::printf("ragd:   sign in at http://%s:%lld/login\n", config.server.host.c_str(),
+              static_cast<long long>(config.server.port));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+RagServer::RagServer(Config config, ServeOptions options) : options_(std::move(options)) {
+  ctx_.config = std::move(config);
+  ctx_.web_dir = ctx_.config.server.web_dir.empty() ? RAGD_DEFAULT_WEB_DIR : ctx_.config.server.web_dir;
+}
+
+RagServer::~RagServer() { Stop(); }
+
+Status RagServer::Start() {
+  const Config& c = ctx_.config;
+  std::error_code ec;
+  std::filesystem::create_directories(c.data_dir, ec);
+  if (ec) return Status::IoError("cannot create data folder " + c.data_dir + ": " + ec.message());
+
+  accounts::AccountsOptions aopts;
+  aopts.db_path = c.data_dir + "/app.db";
+  aopts.quota.tokens_per_period = c.quota.tokens_per_period;
+  auto period = accounts::ParsePeriod(c.quota.period);
+  if (!period.ok()) return period.status();
+  aopts.quota.period = *period;
+  aopts.rate_limits.requests_per_minute = c.quota.requests_per_minute;
+  aopts.rate_limits.tokens_per_minute = c.quota.tokens_per_minute;
+  auto accounts = accounts::Accounts::Open(aopts);
+  if (!accounts.ok()) return accounts.status();
+  ctx_.accounts = std::move(accounts).value();
+  auto admin = accounts::EnsureAdmin(*ctx_.accounts, [](const char* name) { return std::getenv(name); });
+  if (!admin.ok()) return admin.status();
+  if (admin->created) PrintAdminCredentials(*admin, c);
+
+  RequestLogOptions lopts;
+  lopts.path = c.log.file.empty() ? c.data_dir + "/requests.jsonl" : c.log.file;
+  if (c.log.content) lopts.content_dir = c.data_dir + "/content-log";
+  lopts.content_key_hex = c.log.content_key;
+  lopts.retention_days = c.log.retention_days;
+  auto request_log = RequestLog::Open(lopts);
+  if (!request_log.ok()) return request_log.status();
+  ctx_.request_log = std::move(request_log).value();
+
+  HttpServerOptions opts;
+  opts.host = c.server.host;
+  opts.port = static_cast<int>(c.server.port);
+  opts.threads = static_cast<int>(c.server.threads);
+  opts.max_request_bytes = static_cast<size_t>(std::max(c.server.max_json_bytes, c.server.max_upload_bytes));
+  opts.max_json_bytes = static_cast<size_t>(c.server.max_json_bytes);
+  opts.stream_timeout_s = static_cast<int>(c.server.stream_timeout_s);
+  opts.on_response = [this](const HttpRequest& req, int status, double seconds) {
+    RequestRecord r;
+    r.time = static_cast<int64_t>(::time(nullptr));
+    r.request_id = req.request_id;
+    r.user_id = req.user_id;
+    r.route = req.route.empty() ? "unmatched" : req.route;
+    r.status = status;
+    r.duration_ms = seconds * 1000;
+    // Probes and scrapes are counted but kept out of the request log.
+    if (r.route == "/healthz" || r.route == "/readyz" || r.route == "/metrics" || r.route == "/static/:file")
+      ctx_.metrics.CountRequest(r.route, r.status, seconds);
+    else
+      RecordRequest(ctx_, r);
+  };
+  http_ = std::make_unique<HttpServer>(opts);
+  RegisterHealthRoutes(*http_, ctx_);
+  RegisterAuthRoutes(*http_, ctx_);
+  RegisterUserRoutes(*http_, ctx_);
+  RegisterDocumentRoutes(*http_, ctx_);
+  RegisterOpenAiRoutes(*http_, ctx_);
+  RegisterAskRoutes(*http_, ctx_);
+  RegisterStaticRoutes(*http_, ctx_);
+  ctx_.metrics.SetGaugeSource([this] {
+    std::vector<MetricSample> g;
+    g.push_back({"ragd_ready", ctx_.ready ? 1.0 : 0.0, "1 once the models are loaded.", false});
+    if (!ctx_.ready) return g;
+    const inference::SchedulerGauges s = ctx_.inference->gauges();
+    const auto d = [](auto v) { return static_cast<double>(v); };
+    g.push_back({"ragd_requests_running", d(s.running), "Generations admitted to the batch.", false});
+    g.push_back({"ragd_requests_waiting", d(s.waiting), "Generations queued for admission.", false});
+    g.push_back({"ragd_kv_cache_bytes", d(s.kv_bytes), "KV-cache memory held by running generations.", false});
+    g.push_back({"ragd_kv_cache_budget_bytes", d(s.kv_budget_bytes), "KV-cache memory budget.", false});
+    g.push_back({"ragd_kv_cache_usage_ratio", s.kv_budget_bytes ? d(s.kv_bytes) / d(s.kv_budget_bytes) : 0.0,
+                 "Share of the KV-cache budget in use.", false});
+    g.push_back({"ragd_prefix_cache_bytes", d(s.prefix.bytes), "KV memory kept for prompt prefixes.", false});
+    g.push_back({"ragd_prefix_cache_queries_total", d(s.prefix.queries), "Prompts looked up in the prefix cache.", true});
+    g.push_back({"ragd_prefix_cache_hits_total", d(s.prefix.hits), "Prompts that reused a cached prefix.", true});
+    g.push_back({"ragd_prefix_cache_hit_tokens_total", d(s.prefix.hit_tokens), "Prompt tokens reused from the prefix cache.", true});
+    g.push_back({"ragd_batch_steps_total", d(s.steps), "Batched forward passes run.", true});
+    g.push_back({"ragd_batch_step_tokens_total", d(s.step_tokens), "Tokens computed in batched forward passes.", true});
+    g.push_back(
+        {"ragd_batch_step_seconds_total", s.step_seconds, "Time spent in batched forward passes.", true});
+    g.push_back({"ragd_batch_row_cost_ratio", s.row_cost,
+                 "Measured cost of one more decode row relative to a step's fixed cost (plans drafts).",
+                 false});
+    g.push_back({"ragd_draft_tokens_total", d(s.draft_tokens), "Speculative draft tokens proposed.", true});
+    g.push_back({"ragd_draft_tokens_accepted_total", d(s.draft_accepted), "Speculative draft tokens accepted.", true});
+    return g;
+  });
+  RAGD_RETURN_IF_ERROR(http_->Start());
+  loader_ = std::thread([this] { LoadModels(); });
+  return Status::Ok();
+}
+
+void RagServer::Stop() {
+  if (http_) http_->Shutdown();
+  if (loader_.joinable()) loader_.join();
+  ctx_.inference.reset();     // cancels running generations
+  ctx_.ingest_queue.reset();  // finishes the upload in progress
+  if (ctx_.retriever) ctx_.retriever->SaveIndex();
+}
+
+void RagServer::LoadModels() {
+  Status st = LoadModelsOrFail();
+  if (!st.ok()) {
+    ctx_.load_error = st.message();
+    ctx_.load_failed = true;
+    std::fprintf(stderr, "ragd: %s\n", st.message().c_str());
+  }
+}
+
+Status RagServer::LoadModelsOrFail() {
+  const Config& c = ctx_.config;
+  const auto t0 = std::chrono::steady_clock::now();
+  ModelLoadOptions load;
+  load.share_engine_threads = true;
+  auto models = app::LoadModels(c, load);
+  if (!models.ok()) return models.status();
+  ctx_.engine = std::move(models->engine);
+  ctx_.embedder = std::move(models->embedder);
+  ctx_.retriever = std::move(models->retriever);
+  ctx_.llm_id = models->llm_id;
+  ctx_.embedding_id = models->embedding_id;
+  if (const std::string note = IndexRepairNote(models->index_report); !note.empty())
+    std::printf("ragd: %s\n", note.c_str());
+
+  if (!options_.ingest_if_empty.empty()) {
+    auto seeded = IngestIfEmpty(*ctx_.retriever, options_.ingest_if_empty);
+    if (!seeded.ok()) {
+      std::fprintf(stderr, "ragd: cannot ingest %s: %s\n", options_.ingest_if_empty.c_str(),
+                   seeded.status().message().c_str());
+    } else if (seeded->ingested) {
+      for (const Status& f : seeded->failures)
+        std::fprintf(stderr, "ragd: skipped %s\n", f.message().c_str());
+      std::printf("ragd: ingested %zu sample documents from %s\n", seeded->files,
+                  options_.ingest_if_empty.c_str());
+    }
+  }
+
+  ctx_.inference = std::make_unique<inference::Scheduler>(*ctx_.engine, SchedulerOptionsFor(c));
+  ctx_.ingest_queue = std::make_unique<WorkQueue>();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("ragd: ready in %.1f s (%s, %d threads; embeddings %s)\n", s, ctx_.llm_id.c_str(),
+              ctx_.engine->threads(), ctx_.embedding_id.c_str());
+  std::fflush(stdout);
+  ctx_.ready = true;
+  return Status::Ok();
+}
+
+}  // namespace ragd::app

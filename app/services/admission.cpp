@@ -1,0 +1,73 @@
+#include "app/services/admission.h"
+
+#include <algorithm>
+
+#include "app/http/json_request.h"
+
+namespace ragd::app {
+
+void Admission::Report(int64_t prompt_tokens, int64_t completion_tokens) {
+  reservation_.Report(prompt_tokens, completion_tokens);
+}
+
+void Admission::Settle(int64_t prompt_tokens, int64_t completion_tokens, bool completed) {
+  if (completed) {
+    reservation_.Settle(prompt_tokens, completion_tokens);
+  } else {
+    reservation_.Report(prompt_tokens, completion_tokens);
+    reservation_.Release();
+  }
+  const int64_t unused = budget_ - prompt_tokens - completion_tokens;
+  if (unused > 0 && limiter_ != nullptr) limiter_->Refund(user_id_, unused);
+}
+
+void Admission::Cancel() {
+  reservation_.Release();
+  if (limiter_ != nullptr) limiter_->Refund(user_id_, budget_);
+}
+
+std::optional<HttpResponse> Admit(AppContext& ctx, const accounts::User& user, int64_t budget,
+                                  const std::string& route, Admission* admitted) {
+  accounts::RateLimiter& limiter = ctx.accounts->rate_limiter();
+  accounts::Refusal refusal;
+  if (Status st = limiter.Admit(user.id, budget, &refusal); !st.ok()) {
+    if (st.code() != StatusCode::kResourceExhausted) return ErrorResponse(st);
+    ctx.metrics.CountRateLimitRejection();
+    return RefusalResponse(st, refusal, /*quota=*/false);
+  }
+  auto reservation = ctx.accounts->quota().Reserve(user, budget, route, &refusal);
+  if (!reservation.ok()) {
+    limiter.Refund(user.id, budget);
+    if (reservation.status().code() != StatusCode::kResourceExhausted)
+      return ErrorResponse(reservation.status());
+    ctx.metrics.CountQuotaRejection();
+    return RefusalResponse(reservation.status(), refusal, /*quota=*/true);
+  }
+  admitted->limiter_ = &limiter;
+  admitted->user_id_ = user.id;
+  admitted->budget_ = budget;
+  admitted->reservation_ = std::move(reservation).value();
+  return std::nullopt;
+}
+
+HttpResponse ContextLengthRefusal(Metrics& metrics, const std::string& message, int64_t n_prompt_tokens,
+                                  int64_t n_ctx) {
+  metrics.CountContextLengthError();
+  Json err = {{"code", 400},
+              {"type", "exceed_context_size_error"},
+              {"message", message},
+              {"n_prompt_tokens", n_prompt_tokens},
+              {"n_ctx", n_ctx}};
+  return JsonResponse(400, {{"error", err}});
+}
+
+HttpResponse RefusalResponse(const Status& status, const accounts::Refusal& refusal, bool quota) {
+  Json err = {
+      {"code", 429}, {"type", quota ? "quota_exceeded" : "rate_limit_error"}, {"message", status.message()}};
+  if (quota) err["remaining_tokens"] = refusal.remaining_tokens;
+  HttpResponse r = JsonResponse(429, {{"error", err}});
+  r.headers.push_back({"Retry-After", std::to_string(std::max<int64_t>(1, refusal.retry_after_s))});
+  return r;
+}
+
+}  // namespace ragd::app

@@ -1,0 +1,67 @@
+// Admission of a request that spends tokens, before any work is done: the
+// context-length check, the rate limit (requests and tokens per minute) and
+// the quota reservation, each refusal counted in the metrics; and, when the
+// request ends, settling what it held. The generation runs and
+// /v1/embeddings both go through here, so they refuse, refund and report
+// alike.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "accounts/accounts.h"
+#include "app/http/http_server.h"
+#include "app/ops/metrics.h"
+#include "app/services/app_context.h"
+
+namespace ragd::app {
+
+// Tokens admitted for one request: taken from the user's rate-limit bucket
+// and held against the quota until settled. Move-only. Dropped unsettled, it
+// releases the reservation (charging what was reported) but keeps the bucket
+// as it is. Thread-safety: one thread at a time.
+class Admission {
+ public:
+  Admission() = default;
+  Admission(Admission&&) = default;
+  Admission& operator=(Admission&&) = default;
+
+  int64_t budget() const { return budget_; }  // tokens taken from the rate limiter
+
+  // The running totals (cumulative) while the request runs.
+  void Report(int64_t prompt_tokens, int64_t completion_tokens);
+  // Charges the real counts; what was held but not spent goes back to the
+  // quota and to the rate-limit bucket. An unfinished request (`completed`
+  // false: error, cancel) is charged all the same but not counted as a
+  // successful answer.
+  void Settle(int64_t prompt_tokens, int64_t completion_tokens, bool completed);
+  // Gives everything back: the request never ran.
+  void Cancel();
+
+ private:
+  friend std::optional<HttpResponse> Admit(AppContext& ctx, const accounts::User& user, int64_t budget,
+                                           const std::string& route, Admission* admitted);
+  accounts::RateLimiter* limiter_ = nullptr;
+  int64_t user_id_ = 0;
+  int64_t budget_ = 0;
+  accounts::Reservation reservation_;
+};
+
+// Admits `budget` tokens for `user` on `route` (stored in the usage row):
+// the rate limiter first, then the quota, which gives the bucket back what it
+// took when it refuses. Returns nullopt with `*admitted` set, or the response
+// that refuses the request: 429 with Retry-After for a limit (counted in the
+// metrics), the error's own status for anything else.
+std::optional<HttpResponse> Admit(AppContext& ctx, const accounts::User& user, int64_t budget,
+                                  const std::string& route, Admission* admitted);
+
+// 400 exceed_context_size_error with the two counts, counted in the metrics:
+// a prompt that does not fit is refused, never silently truncated.
+HttpResponse ContextLengthRefusal(Metrics& metrics, const std::string& message, int64_t n_prompt_tokens,
+                                  int64_t n_ctx);
+
+// 429 for a refused quota or rate limit, with Retry-After.
+HttpResponse RefusalResponse(const Status& status, const accounts::Refusal& refusal, bool quota);
+
+}  // namespace ragd::app

@@ -1,0 +1,50 @@
+// Everything a route handler or a request service may use, owned by
+// RagServer. Models load on a background thread: until `ready` is true only
+// the members above it may be used (routes that need models answer 503
+// meanwhile).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "accounts/accounts.h"
+#include "app/config/config.h"
+#include "app/http/work_queue.h"
+#include "app/ops/metrics.h"
+#include "app/ops/request_log.h"
+#include "inference/engine.h"
+#include "inference/scheduler.h"
+#include "retrieval/embedder.h"
+#include "retrieval/retriever.h"
+
+namespace ragd::app {
+
+struct AppContext {
+  Config config;
+  std::string web_dir;                                // static files (chat, login, admin pages)
+  std::unique_ptr<accounts::Accounts> accounts;       // opened before the port is bound
+  Metrics metrics;
+  std::unique_ptr<RequestLog> request_log;            // opened before the port is bound
+
+  // Set by the model loader before `ready` becomes true; read-only afterwards.
+  std::unique_ptr<inference::Engine> engine;
+  std::shared_ptr<retrieval::Embedder> embedder;
+  std::unique_ptr<retrieval::Retriever> retriever;
+  std::unique_ptr<inference::Scheduler> inference;  // the batching inference loop
+  std::string llm_id;        // model id shown in /v1/models ("gemma-3-270m-q4_k_m")
+  std::string embedding_id;  // "all-MiniLM-L6-v2"
+  std::unique_ptr<WorkQueue> ingest_queue;  // uploads are ingested here, one at a time
+
+  std::atomic<bool> ready{false};
+  std::atomic<bool> load_failed{false};
+  std::string load_error;  // written before load_failed is set
+};
+
+// Counts a finished request in the metrics and writes its request-log line.
+void RecordRequest(AppContext& ctx, const RequestRecord& record);
+
+// The id of the RAG pseudo-model on the OpenAI-compatible routes.
+inline constexpr const char* kRagModelId = "ragd-rag";
+
+}  // namespace ragd::app

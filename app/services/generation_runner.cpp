@@ -1,0 +1,224 @@
+#include "app/services/generation_runner.h"
+
+#include <chrono>
+#include <mutex>
+#include <random>
+
+#include "app/services/admission.h"
+
+namespace ragd::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+std::string NewId(const char* prefix) {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  static const char* kAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string id = prefix;
+  for (int i = 0; i < 24; ++i) id += kAlphabet[rng() % 62];
+  return id;
+}
+
+std::string FinishName(inference::FinishReason r) {
+  return r == inference::FinishReason::kLength ? "length" : "stop";
+}
+
+// Everything one running request needs on the inference thread.
+struct RunState {
+  AppContext* ctx = nullptr;
+  GenerationPlan plan;
+  std::shared_ptr<AsyncResponse> response;
+  Admission admission;
+  int64_t user_id = 0;
+  std::string request_id;
+  Reply reply;  // what the wire format writes; reply.text is the answer so far
+  int64_t completion_tokens = 0;
+  Clock::time_point start, first_token, last_token;
+  bool got_first = false;
+  std::mutex mu;  // held by the submitting thread until `response` is set up
+
+  Json Usage(const inference::GenerationStats& s) const {
+    return {{"prompt_tokens", s.prompt_tokens},
+            {"completion_tokens", s.completion_tokens},
+            {"total_tokens", s.prompt_tokens + s.completion_tokens},
+            {"prompt_tokens_details", {{"cached_tokens", s.cached_tokens}}}};
+  }
+
+  Json Timings(const inference::GenerationStats& s) const {
+    const auto per_s = [](int n, double ms) { return ms > 0 ? n * 1000.0 / ms : 0.0; };
+    return {{"cache_n", s.cached_tokens},
+            {"prompt_n", s.prompt_tokens - s.cached_tokens},
+            {"prompt_ms", s.prompt_ms},
+            {"prompt_per_second", per_s(s.prompt_tokens - s.cached_tokens, s.prompt_ms)},
+            {"predicted_n", s.completion_tokens},
+            {"predicted_ms", s.decode_ms},
+            {"predicted_per_second", per_s(std::max(0, s.completion_tokens - 1), s.decode_ms)},
+            {"draft_n", s.draft_tokens},
+            {"draft_n_accepted", s.draft_accepted},
+            {"queue_ms", s.queue_ms},
+            {"retrieval_ms", plan.retrieval_ms}};
+  }
+
+  ReplyEnd End(const std::string& finish, const inference::GenerationStats& stats) const {
+    return {finish, Usage(stats), Timings(stats)};
+  }
+
+  void SendEvent(const Json& j) { response->Write("data: " + DumpJson(j) + "\n\n"); }
+
+  void StartStream() {
+    response->StartStream(200, "text/event-stream; charset=utf-8");
+    for (const Json& event : plan.format->StreamStart(reply)) SendEvent(event);
+  }
+
+  void FinishStream(const ReplyEnd& end) {
+    for (const Json& event : plan.format->StreamEnd(reply, end)) SendEvent(event);
+    response->Write("data: [DONE]\n\n");
+    response->End();
+  }
+
+  // The request-log line and metrics of the finished request.
+  void Record(int status, const std::string& finish, const inference::GenerationStats& stats,
+              Clock::time_point now) {
+    RequestRecord r;
+    r.time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    r.request_id = request_id;
+    r.user_id = user_id;
+    r.route = plan.route;
+    r.status = status;
+    r.prompt_tokens = stats.prompt_tokens;
+    r.completion_tokens = stats.completion_tokens;
+    r.ttft_ms = got_first ? Seconds(start, first_token) * 1000 : -1;
+    r.duration_ms = Seconds(start, now) * 1000;
+    r.finish_reason = finish;
+    if (plan.rag)
+      for (int n : CitedNumbers(reply.text, static_cast<int>(plan.sources.size())))
+        r.documents_cited.push_back(plan.sources[n - 1].hit.document_id);
+    if (ctx->config.log.content) {  // sealed by the log, never written in plain text
+      auto prompt = ctx->engine->tokenizer().Decode(plan.request.prompt);
+      r.prompt = prompt.ok() ? *prompt : "";
+      r.answer = reply.text;
+    }
+    RecordRequest(*ctx, r);
+  }
+
+  // Called on the inference thread; false cancels the generation.
+  bool OnEvent(const inference::SchedulerEvent& ev) {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto now = Clock::now();
+    switch (ev.kind) {
+      case inference::SchedulerEvent::Kind::kToken: {
+        ++completion_tokens;
+        admission.Report(plan.request.prompt.size(), completion_tokens);
+        if (!got_first) {
+          got_first = true;
+          first_token = now;
+        } else {
+          ctx->metrics.ObserveInterTokenLatency(Seconds(last_token, now));
+        }
+        last_token = now;
+        std::string_view delta = ev.text;
+        if (plan.rag && reply.text.empty())
+          delta.remove_prefix(std::min(delta.find_first_not_of(" \n"), delta.size()));
+        reply.text += delta;
+        if (plan.stream && !delta.empty()) SendEvent(plan.format->StreamDelta(reply, std::string(delta)));
+        return !response->cancelled();
+      }
+      case inference::SchedulerEvent::Kind::kDone: {
+        const bool cancelled = ev.finish_reason == inference::FinishReason::kCancelled;
+        const std::string finish = cancelled ? "cancelled" : FinishName(ev.finish_reason);
+        admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, !cancelled);
+        ctx->metrics.CountGeneration(finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
+                                     got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
+                                     ev.stats.queue_ms / 1000.0);
+        Record(cancelled ? 499 : 200, finish, ev.stats, now);
+        if (cancelled) {
+          response->End();
+        } else if (plan.stream) {
+          FinishStream(End(finish, ev.stats));
+        } else {
+          response->Send(JsonResponse(200, plan.format->Body(reply, End(finish, ev.stats))));
+        }
+        return true;
+      }
+      case inference::SchedulerEvent::Kind::kError: {
+        admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, false);
+        ctx->metrics.CountGeneration("error", ev.stats.prompt_tokens, ev.stats.completion_tokens, -1,
+                                     Seconds(start, now), 0);
+        Record(HttpStatusFor(ev.error.code()), "error", ev.stats, now);
+        if (plan.stream) {
+          Json err = {{"code", HttpStatusFor(ev.error.code())}, {"type", ErrorTypeFor(ev.error.code())},
+                      {"message", ev.error.message()}};
+          SendEvent(plan.format->StreamError(err));
+          response->End();
+        } else {
+          response->Send(ErrorResponse(ev.error));
+        }
+        return true;
+      }
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& q, GenerationPlan* plan) {
+  auto answer =
+      PlanRagAnswer(*ctx.retriever, ctx.engine->tokenizer(), q, std::move(plan->request), &ctx.metrics);
+  if (!answer.ok()) return answer.status();
+  plan->rag = true;
+  plan->sources = std::move(answer->sources);
+  plan->retrieval_ms = answer->retrieval_ms;
+  plan->request = std::move(answer->request);
+  return Status::Ok();
+}
+
+HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan, HttpExchange& exchange) {
+  const int64_t n_prompt = static_cast<int64_t>(plan.request.prompt.size());
+  const int64_t n_ctx = ctx.engine->context_length();
+  if (n_prompt >= n_ctx) {
+    return ContextLengthRefusal(ctx.metrics,
+                                "the prompt has " + std::to_string(n_prompt) +
+                                    " tokens, more than the context of " + std::to_string(n_ctx) +
+                                    " tokens allows",
+                                n_prompt, n_ctx);
+  }
+  plan.request.max_tokens = static_cast<int>(std::min<int64_t>(plan.request.max_tokens, n_ctx - n_prompt));
+
+  auto state = std::make_shared<RunState>();
+  if (auto refused = Admit(ctx, user, n_prompt + plan.request.max_tokens, plan.route, &state->admission))
+    return *refused;
+  state->ctx = &ctx;
+  state->user_id = user.id;
+  state->request_id = exchange.request_id();
+  state->reply.id = NewId(plan.format->id_prefix());
+  state->reply.created =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  state->reply.model_id = plan.model_id;
+  state->reply.rag = plan.rag;
+  state->reply.include_usage = plan.include_usage;
+  state->start = Clock::now();
+  state->plan = std::move(plan);
+  state->reply.sources = &state->plan.sources;
+
+  // The callback waits on state->mu until the response below is ready.
+  std::unique_lock<std::mutex> lock(state->mu);
+  auto ticket = ctx.inference->Submit(state->plan.request,
+                                      [state](const inference::SchedulerEvent& ev) { return state->OnEvent(ev); });
+  if (!ticket.ok()) {
+    state->admission.Cancel();
+    HttpResponse r = ErrorResponse(ticket.status());
+    if (ticket.status().code() == StatusCode::kUnavailable) r.headers.push_back({"Retry-After", "2"});
+    return r;
+  }
+  // From here the inference thread answers; the stream starts at once so the
+  // client sees the citations (RAG) before the first token.
+  state->response = exchange.Defer();
+  if (state->plan.stream) state->StartStream();
+  return HttpResponse::Json(200, "");
+}
+
+}  // namespace ragd::app

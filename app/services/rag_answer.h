@@ -1,0 +1,45 @@
+// Answering a question from the corpus: the passages retrieved for it,
+// numbered as citations, and the generation request that answers from them
+// (BOS + the RAG prompt of rag_prompt.h, the RAG stop strings). One service
+// for /v1/ask, the "ragd-rag" model of /v1/chat/completions and `ragd eval`,
+// so an evaluated answer is made the way a served one is.
+//
+// Thread-safety: as the retriever and tokenizer passed in (both may be
+// shared by many threads).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/ops/metrics.h"
+#include "app/services/rag_prompt.h"
+#include "inference/engine.h"
+#include "retrieval/retriever.h"
+
+namespace ragd::app {
+
+struct RagQuestion {
+  std::string question;
+  std::vector<inference::ChatMessage> history;  // earlier turns of a chat (user/assistant), may be empty
+  int top_k = 5;                                // passages retrieved and shown to the model
+};
+
+struct RagAnswerPlan {
+  std::vector<Source> sources;           // the retrieved passages, numbered in prompt order
+  double retrieval_ms = 0;               // time spent searching
+  inference::GenerationRequest request;  // ready to run
+};
+
+// How answers are decoded unless the request says otherwise: greedy, so
+// answers quote their sources, with a light repetition penalty.
+inference::SamplingOptions RagAnswerSampling();
+
+// Retrieves the passages for `q` and completes `request` (which carries the
+// caller's sampling, max_tokens and stop strings): its prompt becomes BOS +
+// the RAG prompt, and the RAG stop strings are added. `metrics`, when given,
+// records the retrieval latency.
+Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever,
+                                    const inference::Tokenizer& tokenizer, const RagQuestion& q,
+                                    inference::GenerationRequest request, Metrics* metrics = nullptr);
+
+}  // namespace ragd::app

@@ -1,0 +1,50 @@
+// ragd's /v1/ask format: an "ask.answer" body, or typed events (citations,
+// delta, done, error) when streamed.
+#include "app/services/wire_format.h"
+
+namespace ragd::app {
+namespace {
+
+class AskFormat final : public WireFormat {
+ public:
+  const char* id_prefix() const override { return "ask-"; }
+
+  std::vector<Json> StreamStart(const Reply& r) const override {
+    return {{{"type", "citations"}, {"id", r.id}, {"citations", CitationsJson(*r.sources)}}};
+  }
+
+  Json StreamDelta(const Reply&, const std::string& delta) const override {
+    return {{"type", "delta"}, {"content", delta}};
+  }
+
+  std::vector<Json> StreamEnd(const Reply& r, const ReplyEnd& end) const override {
+    return {{{"type", "done"},
+             {"finish_reason", end.finish_reason},
+             {"usage", end.usage},
+             {"citations", CitedSourcesJson(r)},
+             {"timings", end.timings}}};
+  }
+
+  Json StreamError(const Json& error) const override { return {{"type", "error"}, {"error", error}}; }
+
+  Json Body(const Reply& r, const ReplyEnd& end) const override {
+    return {{"id", r.id},
+            {"object", "ask.answer"},
+            {"created", r.created},
+            {"model", r.model_id},
+            {"answer", r.text},
+            {"finish_reason", end.finish_reason},
+            {"citations", CitedSourcesJson(r)},
+            {"usage", end.usage},
+            {"timings", end.timings}};
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const WireFormat> AskWireFormat() {
+  static const auto kFormat = std::make_shared<const AskFormat>();
+  return kFormat;
+}
+
+}  // namespace ragd::app
