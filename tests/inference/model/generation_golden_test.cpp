@@ -1,24 +1,31 @@
-// The Gemma 3 270M forward pass against llama.cpp (tests/data/
-// gemma_generation.json, written by scripts/make-golden): greedy generation
+// The forward passes of the real models against llama.cpp (tests/data/
+// <model>_generation.json, written by scripts/make-golden): greedy generation
 // must reproduce llama.cpp's 64 tokens on every prompt (a divergence only
-// where llama.cpp's top-2 logits differ by less than 0.05), and
-// teacher-forced next-token predictions must agree on >= 99% of positions;
-// the largest |logit difference| is reported.
+// where llama.cpp's top-2 logits are close to a tie), and teacher-forced
+// next-token predictions must agree on >= 99% of positions; the largest
+// |logit difference| is reported and bounded.
 //
 // The goldens are llama.cpp evaluating one token per decode step with its
 // default F16 KV cache and no flash attention (see scripts/make-golden).
-// ragd with f16_attention reproduces that arithmetic operation by operation
-// (activation quantization, the summation order of its Q5_0/Q8_0/Q4_K/Q6_K
-// dot products, RMSNorm, RoPE, its half-precision GELU table, the F16
-// attention and its softmax), so on an x86 CPU with AVX2 the logits are
-// expected to be bitwise equal (max difference 0). This model amplifies any
-// rounding difference to ~0.2 logits within a few layers, so the thresholds
-// below hold only for an exact reproduction. The one product allowed its own
-// order is the tied output on AVX-512 (SumOrder::kBlockSums): no layer
-// follows it, so its logits stay within ~1e-5 of llama.cpp's, and the
-// largest difference must stay below kMaxLogitDiff, which a difference in
-// any layer would exceed. Gemma3Packing checks that the weights packed at
-// load are no longer read from the file.
+//
+// Gemma 3 270M: ragd with f16_attention reproduces that arithmetic operation
+// by operation (activation quantization, the summation order of its
+// Q5_0/Q8_0/Q4_K/Q6_K dot products, RMSNorm, RoPE, its half-precision GELU
+// table, the F16 attention and its softmax), so on an x86 CPU with AVX2 the
+// logits are expected to be bitwise equal. This model amplifies any rounding
+// difference to ~0.2 logits within a few layers, so its bounds hold only for
+// an exact reproduction. The one product allowed its own order is the tied
+// output on AVX-512 (SumOrder::kBlockSums): no layer follows it, so its
+// logits stay within ~1e-5 of llama.cpp's.
+//
+// Qwen2.5-Coder (qwen2): the same kernels, but SiLU's exp and where the
+// attention scale is applied differ from llama.cpp's by float roundings, so
+// the logits agree closely, not bitwise; their bounds are set from measured
+// differences with a margin, and a greedy divergence is accepted where
+// llama.cpp's top-2 logits are within a wider gap.
+//
+// Gemma3Packing checks that the weights packed at load are no longer read
+// from the file.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -39,13 +46,26 @@
 namespace ragd::inference {
 namespace {
 
-// A greedy divergence is accepted only where llama.cpp's best two logits
-// differ by less than this.
-constexpr double kTieGap = 0.05;
 // Teacher-forced top-1 agreement, in percent.
 constexpr double kMinAgreement = 99.0;
-// Largest |logit - llama.cpp| over the goldens' top-5 logits.
-constexpr double kMaxLogitDiff = 1e-4;
+
+struct GoldenCase {
+  const char* name;
+  std::string (*model_path)();
+  const char* golden;
+  double tie_gap;         // a greedy divergence is accepted where llama.cpp's top-2 logits are this close
+  double max_logit_diff;  // largest |logit - llama.cpp| over the goldens' top-5 logits
+};
+
+std::string Gemma() { return real_model::ModelPath(); }
+std::string QwenSmall() { return testing::QwenModelPath("0.5b"); }
+std::string QwenLarge() { return testing::QwenModelPath("1.5b"); }
+
+const GoldenCase kCases[] = {
+    {"gemma3_270m", Gemma, "gemma_generation.json", 0.05, 1e-4},
+    {"qwen25_coder_05b", QwenSmall, "qwen2.5-coder-0.5b-instruct_generation.json", 0.5, 1.0},
+    {"qwen25_coder_15b", QwenLarge, "qwen2.5-coder-1.5b-instruct_generation.json", 0.5, 1.0},
+};
 
 struct Fixture {
   std::unique_ptr<GgufFile> file;
@@ -53,30 +73,35 @@ struct Fixture {
   std::unique_ptr<ThreadPool> pool;
 };
 
-Fixture& Get() {
-  static Fixture f = [] {
-    Fixture x;
-    auto file = GgufFile::Open(real_model::ModelPath());
-    EXPECT_TRUE(file.ok()) << file.status().ToString();
-    if (!file.ok()) return x;
-    x.file = std::make_unique<GgufFile>(std::move(file).value());
-    ModelOptions options;
-    options.f16_attention = true;  // llama.cpp's default F16 KV cache arithmetic
-    auto m = LoadModel(*x.file, options);
-    EXPECT_TRUE(m.ok()) << m.status().ToString();
-    if (m.ok()) x.model = std::move(m).value();
-    x.pool = std::make_unique<ThreadPool>(2);
-    return x;
-  }();
+// One loaded model at a time: the suite's cases run model by model.
+Fixture& Get(const GoldenCase& c) {
+  static std::string loaded;
+  static Fixture f;
+  if (loaded == c.name) return f;
+  f = Fixture{};
+  loaded = c.name;
+  auto file = GgufFile::Open(c.model_path());
+  EXPECT_TRUE(file.ok()) << file.status().ToString();
+  if (!file.ok()) return f;
+  f.file = std::make_unique<GgufFile>(std::move(file).value());
+  ModelOptions options;
+  options.f16_attention = true;  // llama.cpp's default F16 KV cache arithmetic
+  auto m = LoadModel(*f.file, options);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  if (m.ok()) f.model = std::move(m).value();
+  f.pool = std::make_unique<ThreadPool>(2);
   return f;
 }
 
 int32_t Argmax(const float* v, int64_t n) { return static_cast<int32_t>(std::max_element(v, v + n) - v); }
 
-TEST(Gemma3Golden, GreedyGenerationMatchesLlamaCpp) {
-  Fixture& f = Get();
+class GenerationGolden : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(GenerationGolden, GreedyGenerationMatchesLlamaCpp) {
+  const GoldenCase& c = GetParam();
+  Fixture& f = Get(c);
   ASSERT_NE(f.model, nullptr);
-  const auto golden = real_model::LoadGolden("gemma_generation.json");
+  const auto golden = real_model::LoadGolden(c.golden);
   ASSERT_TRUE(golden.contains("prompts")) << "bad golden file";
   const int64_t vocab = f.model->config().n_vocab;
   for (const auto& p : golden["prompts"]) {
@@ -87,6 +112,7 @@ TEST(Gemma3Golden, GreedyGenerationMatchesLlamaCpp) {
     std::vector<float> logits;
     SequenceStep step{cache.get(), prompt, false, &logits};
     ASSERT_TRUE(f.model->Forward(std::span<SequenceStep>(&step, 1), f.pool.get()).ok());
+    size_t same = 0;
     for (size_t i = 0; i < expected.size(); ++i) {
       const int32_t got = Argmax(logits.data(), vocab);
       if (got != expected[i]) {
@@ -94,21 +120,24 @@ TEST(Gemma3Golden, GreedyGenerationMatchesLlamaCpp) {
         const double gap = top[0][1].get<double>() - top[1][1].get<double>();  // llama.cpp's top-2 gap
         std::printf("%s: token %zu differs: ours %d, llama.cpp %d; llama.cpp's top-2 logits differ by %.4f\n",
                     name.c_str(), i, got, expected[i], gap);
-        EXPECT_LT(gap, kTieGap) << name << ": greedy divergence at token " << i
-                                << " where llama.cpp's top-2 logits are not tied";
+        EXPECT_LT(gap, c.tie_gap) << name << ": greedy divergence at token " << i
+                                  << " where llama.cpp's top-2 logits are not tied";
         break;  // the continuations differ from here on
       }
+      ++same;
       if (i + 1 == expected.size()) break;
       step.tokens = std::span<const int32_t>(&expected[i], 1);
       ASSERT_TRUE(f.model->Forward(std::span<SequenceStep>(&step, 1), f.pool.get()).ok());
     }
+    std::printf("%s/%s: greedy %zu/%zu tokens identical\n", c.name, name.c_str(), same, expected.size());
   }
 }
 
-TEST(Gemma3Golden, TeacherForcedTop1Agreement) {
-  Fixture& f = Get();
+TEST_P(GenerationGolden, TeacherForcedTop1Agreement) {
+  const GoldenCase& c = GetParam();
+  Fixture& f = Get(c);
   ASSERT_NE(f.model, nullptr);
-  const auto golden = real_model::LoadGolden("gemma_generation.json");
+  const auto golden = real_model::LoadGolden(c.golden);
   ASSERT_TRUE(golden.contains("prompts")) << "bad golden file";
   const int64_t vocab = f.model->config().n_vocab;
   int agree = 0, total = 0;
@@ -142,18 +171,21 @@ TEST(Gemma3Golden, TeacherForcedTop1Agreement) {
     }
     agree += prompt_agree;
     max_diff = std::max(max_diff, prompt_max);
-    std::printf("%s: top-1 %d/%zu, max |logit - llama.cpp| %.4g\n", p["name"].get<std::string>().c_str(),
-                prompt_agree, generated.size(), prompt_max);
+    std::printf("%s/%s: top-1 %d/%zu, max |logit - llama.cpp| %.4g\n", c.name,
+                p["name"].get<std::string>().c_str(), prompt_agree, generated.size(), prompt_max);
   }
   ASSERT_GT(total, 0);
   const double rate = 100.0 * agree / total;
   std::printf(
-      "teacher-forced top-1 agreement %d/%d = %.2f%%; |logit - llama.cpp| over its top-5: max %.4g, mean "
-      "%.4g\n",
-      agree, total, rate, max_diff, sum_diff / std::max(n_diff, 1));
+      "%s: teacher-forced top-1 agreement %d/%d = %.2f%%; |logit - llama.cpp| over its top-5: max %.4g, "
+      "mean %.4g\n",
+      c.name, agree, total, rate, max_diff, sum_diff / std::max(n_diff, 1));
   EXPECT_GE(rate, kMinAgreement);
-  EXPECT_LE(max_diff, kMaxLogitDiff) << "the layers no longer reproduce llama.cpp's arithmetic";
+  EXPECT_LE(max_diff, c.max_logit_diff) << "the layers no longer reproduce llama.cpp's arithmetic";
 }
+
+INSTANTIATE_TEST_SUITE_P(RealModels, GenerationGolden, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<GoldenCase>& info) { return info.param.name; });
 
 // The tensors the kernels pack at load (kernels.h PackWeight) are read from
 // their packed copies only: after a forward pass none of their file pages is
@@ -162,7 +194,7 @@ TEST(Gemma3Golden, TeacherForcedTop1Agreement) {
 // checked: the kernel may map them along with a neighbour's (fault-around).
 constexpr uintptr_t kFaultAround = 64 * 1024;
 TEST(Gemma3Packing, PackedTensorsLeaveTheFileMapping) {
-  Fixture& f = Get();
+  Fixture& f = Get(kCases[0]);
   ASSERT_NE(f.model, nullptr);
   auto cache = f.model->NewCache(8);
   const std::vector<int32_t> tokens = {2, 818, 5279, 529};
