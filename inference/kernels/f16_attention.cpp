@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "inference/kernels/quant_blocks.h"
+#include "inference/kernels/x86_exp.h"
 
 namespace ragd::inference {
 namespace {
@@ -265,47 +266,9 @@ RAGD_F16_AVX2 void StreamRowsAvx2(const uint16_t* const* rows, int64_t n_rows, i
   asm volatile("" : : "x"(any));  // the loads stay; their values are not needed
 }
 
-constexpr float kShift = 0x1.8p23f;
-constexpr float kLog2e = 0x1.715476p+0f;
-constexpr float kLn2Hi = 0x1.62e4p-1f;
-constexpr float kLn2Lo = 0x1.7f7d1cp-20f;
-constexpr float kP5 = 0x1.0e4020p-7f, kP4 = 0x1.573e2ep-5f, kP3 = 0x1.555e66p-3f, kP2 = 0x1.fffdb6p-2f,
-                kP1 = 0x1.ffffecp-1f;
-
-__attribute__((target("avx2,fma"))) __m256 ExpAvx2(__m256 x) {
-  const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), _mm256_set1_ps(kShift));
-  const __m256 n = _mm256_sub_ps(z, _mm256_set1_ps(kShift));
-  const __m256 b =
-      _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x));
-  const __m256 u = _mm256_mul_ps(b, b);
-  const __m256 j =
-      _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(kP5), b, _mm256_set1_ps(kP4)), u,
-                                      _mm256_fmadd_ps(_mm256_set1_ps(kP3), b, _mm256_set1_ps(kP2))),
-                      u, _mm256_fmadd_ps(_mm256_set1_ps(kP1), b, _mm256_set1_ps(1.0f)));
-  // j * 2^n for n in [-192, 0] with one rounding, as scalef: a single exact
-  // scale when 2^n is normal, else 2^(n+100) (exact) then 2^-100.
-  const __m256i ni = _mm256_cvtps_epi32(n);
-  const __m256i tiny = _mm256_cmpgt_epi32(_mm256_set1_epi32(-126), ni);  // n < -126
-  const __m256i e = _mm256_add_epi32(
-      _mm256_blendv_epi8(ni, _mm256_add_epi32(ni, _mm256_set1_epi32(100)), tiny), _mm256_set1_epi32(127));
-  __m256 r = _mm256_mul_ps(j, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
-  r = _mm256_blendv_ps(r, _mm256_mul_ps(r, _mm256_set1_ps(0x1p-100f)), _mm256_castsi256_ps(tiny));
-  const __m256 under = _mm256_cmp_ps(n, _mm256_set1_ps(-192.0f), _CMP_LT_OQ);
-  return _mm256_andnot_ps(under, r);
-}
-
 }  // namespace
 
-float ExpF16Order(float x) {
-  const float z = std::fma(x, kLog2e, kShift);
-  const float n = z - kShift;
-  const float b = std::fma(-n, kLn2Lo, std::fma(-n, kLn2Hi, x));
-  const float u = b * b;
-  const float j =
-      std::fma(std::fma(std::fma(kP5, b, kP4), u, std::fma(kP3, b, kP2)), u, std::fma(kP1, b, 1.0f));
-  if (n < -192.0f) return 0.0f;
-  return std::ldexp(j, static_cast<int>(n));
-}
+float ExpF16Order(float x) { return kernels::ExpLlama(x); }
 
 void StreamRowsF16(const uint16_t* const* rows, int64_t n_rows, int64_t n) {
   if (HasAvx2FmaF16c()) {
@@ -365,7 +328,7 @@ namespace {
 __attribute__((target("avx2,fma"))) void ExpRowAvx2(float* e, const float* s, int64_t n, float mx) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(e + i, ExpAvx2(_mm256_sub_ps(_mm256_loadu_ps(s + i), _mm256_set1_ps(mx))));
+    _mm256_storeu_ps(e + i, kernels::ExpLlama8(_mm256_sub_ps(_mm256_loadu_ps(s + i), _mm256_set1_ps(mx))));
   }
   for (; i < n; ++i) e[i] = ExpF16Order(s[i] - mx);
 }

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "inference/kernels/x86_exp.h"
+
 namespace ragd::inference::kernels {
 namespace {
 

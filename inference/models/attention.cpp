@@ -159,9 +159,11 @@ void GatherRows(const Item& it, bool keys, int layer, int64_t kv_width, int64_t 
     (*rows)[j - j0] = own + (it.lo + j - seq.p0) * kv_width + it.kv_off + offset;
 }
 
-// llama.cpp's softmax of each query row's scores, rounded to half.
-void SoftmaxRows(const Item& it, float* scores) {
+// llama.cpp's softmax of each query row's scores (times the model's score
+// scale, as its soft_max takes kq_scale), rounded to half.
+void SoftmaxRows(const ModelConfig& config, const Item& it, float* scores) {
   for (int g = 0; g < it.nq; ++g) {
+    if (config.score_scale != 1.f) ScaleF32(config.score_scale, scores + g * it.n_keys, it.n_keys);
     SoftmaxF16Order(scores + g * it.n_keys, it.n_keys, it.lo);
     RoundToHalf(scores + g * it.n_keys, it.n_keys);
   }
@@ -187,7 +189,7 @@ void AttendItem(const ModelConfig& config, int layer, const Item& it, bool llama
     // one-query step for every row (row results do not depend on the number
     // of rows).
     DotRowsF16Order(it.q, it.nq, keys16.data(), it.n_keys, hd, scores.data());
-    SoftmaxRows(it, scores.data());
+    SoftmaxRows(config, it, scores.data());
     if (StreamsValues(it)) StreamRowsF16(values16.data(), it.n_keys, hd);
     WeightedRowSumF16Order(scores.data(), it.nq, values16.data(), it.n_keys, it.lo, hd, it.out);
     return;
@@ -209,6 +211,7 @@ void AttendItem(const ModelConfig& config, int layer, const Item& it, bool llama
   }
   DotRows(it.q, it.nq, keys.data(), it.n_keys, hd, scores.data());
   for (int g = 0; g < it.nq; ++g) {
+    if (config.score_scale != 1.f) ScaleF32(config.score_scale, scores.data() + g * it.n_keys, it.n_keys);
     Softmax(scores.data() + g * it.n_keys, it.n_keys);
     if (half) RoundToHalf(scores.data() + g * it.n_keys, it.n_keys);
   }
@@ -276,7 +279,7 @@ void AttendInPieces(const ModelConfig& config, int layer, const Items& items, Th
         const int64_t k = group.item(t);
         const Item& it = all[k];
         w.assign(scores.begin() + score_at[k], scores.begin() + score_at[k + 1]);
-        SoftmaxRows(it, w.data());
+        SoftmaxRows(config, it, w.data());
         GatherRows(it, false, layer, kv_width, 0, it.n_keys, d0, &values);
         if (StreamsValues(it)) StreamRowsF16(values.data(), it.n_keys, dims);
         float* out[kHeadsPerItem];

@@ -143,7 +143,6 @@ void Decoder::FinishQkvRow(int64_t r) {
   if (!c.f16_attention || scale_before_half_) ScaleF32(c.attention_scale, q, q_width);
   if (c.f16_attention) {  // the cache keeps k and v as halves
     RoundToHalf(q, q_width);
-    if (!scale_before_half_) ScaleF32(c.attention_scale, q, q_width);
     FloatToHalfRow(s_.k + r * kv_width, kv_width, s_.k16.data() + r * kv_width);
     FloatToHalfRow(s_.v + r * kv_width, kv_width, s_.v16.data() + r * kv_width);
   }

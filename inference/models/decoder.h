@@ -71,9 +71,10 @@ class Decoder : public Model {
                 ThreadPool* pool) const;
   // After an architecture has normalized and rotated row r's q and k: scales
   // q by config_.attention_scale and, for a half cache, rounds q and stores
-  // k and v as halves (as llama.cpp's F16 cache sees them). Whether q is
-  // scaled before or after its rounding follows where llama.cpp scales: on q
-  // itself (Gemma 3) or on the scores, in the softmax (Llama, Qwen).
+  // k and v as halves (as llama.cpp's F16 cache sees them). With half
+  // attention the scale goes where llama.cpp applies it: on q itself before
+  // the rounding (Gemma 3), or on the scores, in the softmax (Llama, Qwen:
+  // scale_before_half_ false, config_.score_scale set).
   void FinishQkvRow(int64_t r);
   // Causal attention of layer il over every sequence of the step (q, k, v
   // in s_, result in s_.attn), then the step's keys and values into the caches.

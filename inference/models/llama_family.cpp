@@ -134,6 +134,7 @@ Status LlamaFamilyModel::Load(const GgufFile& file) {
   for (LayerWeights& lw : layers_)
     matrices.insert(matrices.end(), {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.gate, &lw.up, &lw.down});
   PackMatrices(file, std::move(matrices));
+  if (config_.f16_attention) config_.score_scale = config_.attention_scale;
   return Status::Ok();
 }
 

@@ -44,6 +44,7 @@ struct ModelConfig {
   float rope_base_global = 10000.f;   // RoPE base of full-attention layers
   float rope_base_sliding = 10000.f;  // RoPE base of sliding-window layers
   float attention_scale = 1.f;        // multiplies q before q.k
+  float score_scale = 1.f;            // multiplies q.k before the softmax (half-precision attention)
   std::vector<bool> layer_sliding;    // per layer: uses the sliding window
   bool f16_attention = false;         // see ModelOptions
 };
@@ -75,13 +76,13 @@ class KvCache {
   // Bytes of one K or V row (all kv heads) in a cache for `config`.
   static size_t RowBytes(const ModelConfig& config);
 
-  int64_t n_past() const { return n_past_; }      // positions already stored
-  int64_t capacity() const { return capacity_; }  // most positions it can hold
+  int64_t n_past() const { return n_past_; }        // positions already stored
+  int64_t capacity() const { return capacity_; }    // most positions it can hold
   int64_t row_width() const { return row_width_; }  // values per K or V row (all kv heads)
   bool half() const { return half_; }               // rows of halves, not floats
   size_t row_bytes() const { return row_width_ * (half_ ? sizeof(uint16_t) : sizeof(float)); }
   int n_layer() const { return static_cast<int>(layers_.size()); }
-  size_t bytes() const;                           // memory held
+  size_t bytes() const;  // memory held
 
   // Slots of one layer: K or V rows of n_head_kv * head_dim values.
   int64_t slots(int layer) const { return layers_[layer].slots; }
