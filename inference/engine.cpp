@@ -6,7 +6,9 @@
 #include <chrono>
 #include <mutex>
 
+#include "inference/ggml_types.h"
 #include "inference/gguf.h"
+#include "inference/gguf_names.h"
 #include "inference/kernels/kernels.h"
 #include "inference/models/model.h"
 #include "inference/sequence.h"
@@ -53,6 +55,10 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
   if (!tok.ok()) return tok.status();
   e->tokenizer_ = std::move(tok).value();
   malloc_trim(0);
+  e->info_.name = e->file_->GetString(std::string(keys::kName)).value_or("");
+  e->info_.quantization =
+      std::string(FileTypeName(e->file_->GetInt(std::string(keys::kFileType)).value_or(-1)));
+  for (const GgufTensor& t : e->file_->tensors()) e->info_.parameters += static_cast<int64_t>(t.n_elements());
   if (options.chat_template.empty()) {
     e->chat_template_ = DetectChatTemplate(*e->file_);
   } else {

@@ -138,6 +138,13 @@ class Engine {
   int threads() const;
   const std::string& architecture() const;
   size_t model_file_bytes() const;
+  // What /v1/models says of the model: read from the file at load.
+  struct ModelInfo {
+    std::string name;          // general.name, "" when absent
+    std::string quantization;  // general.file_type as llama.cpp names it ("Q4_K_M"), "" when unknown
+    int64_t parameters = 0;    // elements of all tensors
+  };
+  const ModelInfo& info() const { return info_; }
   // The chat template prompts are formatted with (kNone: a base model).
   ChatTemplate chat_template() const { return chat_template_; }
 
@@ -172,6 +179,7 @@ class Engine {
   int context_length_ = 0;
   int nice_ = 0;
   ChatTemplate chat_template_ = ChatTemplate::kNone;
+  ModelInfo info_;
   struct Lock;
   std::unique_ptr<Lock> forward_lock_;  // serializes Model::Forward
 };

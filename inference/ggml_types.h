@@ -43,6 +43,10 @@ struct GgmlTypeInfo {
 // Geometry of `type`, or nullptr when the id is not a known ggml type.
 const GgmlTypeInfo* GetTypeInfo(uint32_t type);
 
+// The name llama.cpp gives a file's general.file_type ("Q4_K_M"), or "" for
+// an id it does not know.
+std::string_view FileTypeName(int64_t file_type);
+
 // Bytes of one row of `ne0` elements; ne0 must be a multiple of block_size.
 inline size_t RowBytes(const GgmlTypeInfo& info, uint64_t ne0) {
   return static_cast<size_t>(ne0 / info.block_size) * info.type_size;

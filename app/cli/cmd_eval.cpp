@@ -126,9 +126,12 @@ Result<std::vector<LabelledQuestion>> ReadQuestions(const std::string& path) {
 }
 
 Status Load(const EvalRun& run, Loaded* out) {
-  auto models = LoadModels(out->config);
+  // The answer model (the first of models.llm) is the one evaluated.
+  Config config = out->config;
+  config.models.llm.resize(1);
+  auto models = LoadModels(config);
   if (!models.ok()) return models.status();
-  out->engine = std::move(models->engine);
+  out->engine = std::move(models->llms.front().engine);
   out->retriever = std::move(models->retriever);
   if (run.ingest_folder.empty()) return Status::Ok();
   // Every document counts for the scores: a file that fails stops the run.
@@ -171,8 +174,7 @@ Result<Evaluated> EvaluateOne(Loaded& loaded, const LabelledQuestion& q, const E
   inference::GenerationRequest request;
   request.sampling = RagAnswerSampling();
   request.max_tokens = run.max_tokens;
-  auto plan =
-      PlanRagAnswer(*loaded.retriever, loaded.engine->tokenizer(), {q.question, {}, run.top_k}, request);
+  auto plan = PlanRagAnswer(*loaded.retriever, *loaded.engine, {q.question, {}, run.top_k}, request);
   if (!plan.ok()) return plan.status();
   ev.result.retrieval_ms = plan->retrieval_ms;
   std::vector<HitDocument> docs;

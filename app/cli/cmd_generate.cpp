@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "app/cli/commands.h"
 #include "app/config/config.h"
 #include "app/config/flags.h"
+#include "app/services/model_bootstrap.h"
 #include "inference/engine.h"
 #include "inference/kernels/kernels.h"
 #include "inference/tokenizer/chat_format.h"
@@ -27,14 +29,26 @@ bool ParseNumber(const Flags& flags, const std::string& name, double* out) {
   return true;
 }
 
+// --model is a file (a path, or a name ending in .gguf) or the id of one of
+// the configured LLMs ("qwen2.5-coder-0.5b-instruct-q4_k_m"); none: the first.
+std::string ModelPathFor(const std::optional<std::string>& model) {
+  const Config config;
+  if (!model) return config.LlmPath();
+  if (model->find('/') != std::string::npos || model->ends_with(".gguf")) return *model;
+  for (const std::string& path : config.LlmPaths()) {
+    if (LlmId(path) == *model) return path;
+  }
+  return *model;  // not a configured id: the engine reports the missing file
+}
+
 }  // namespace
 
 int RunGenerate(const std::vector<std::string>& args) {
   Flags flags(
-      "ragd generate --prompt TEXT [--model PATH] [-n N] [--temp T] [--seed S] [--chat] [--threads N]",
+      "ragd generate --prompt TEXT [--model ID|PATH] [-n N] [--temp T] [--seed S] [--chat] [--threads N]",
       "Generates a completion of TEXT with the language model, streaming it to stdout.\n"
       "Prompt and generation speeds (tokens/s) are printed on stderr.");
-  flags.Value("--model", "-m", "GGUF model file (default: the configured LLM in the model folder)");
+  flags.Value("--model", "-m", "a configured model's id, or a GGUF file (default: the first configured LLM)");
   flags.Value("--prompt", "-p", "prompt text");
   flags.Value("--n-predict", "-n", "most tokens to generate (default 128)");
   flags.Value("--temp", "", "sampling temperature; 0 = greedy (default 0.8)");
@@ -56,7 +70,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   }
 
   inference::EngineOptions options;
-  options.model_path = flags.Get("--model").value_or(Config().LlmPath());
+  options.model_path = ModelPathFor(flags.Get("--model"));
   options.threads = static_cast<int>(threads);
   options.context_length = static_cast<int>(ctx);
   auto engine = inference::Engine::Load(options);
@@ -72,7 +86,7 @@ int RunGenerate(const std::vector<std::string>& args) {
 
   inference::GenerationRequest request;
   if (flags.Has("--chat")) {
-    auto ids = inference::FormatGemmaChat(tok, {{"user", *prompt_text}});
+    auto ids = (*engine)->FormatChat({{"user", *prompt_text}});
     if (!ids.ok()) {
       std::fprintf(stderr, "ragd generate: %s\n", ids.status().ToString().c_str());
       return 1;
@@ -84,7 +98,7 @@ int RunGenerate(const std::vector<std::string>& args) {
       std::fprintf(stderr, "ragd generate: %s\n", ids.status().ToString().c_str());
       return 1;
     }
-    request.prompt.push_back(tok.bos_id());
+    if (tok.add_bos()) request.prompt.push_back(tok.bos_id());
     request.prompt.insert(request.prompt.end(), ids->begin(), ids->end());
   }
   request.max_tokens = static_cast<int>(n_predict);

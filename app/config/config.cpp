@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/text.h"
+
 namespace ragd::app {
 namespace {
 
@@ -24,8 +26,10 @@ std::string Resolve(const Config& c, const std::string& path) {
   return ModelsDir(c) + "/" + path;
 }
 
-#define RAGD_FIELD(key, help, member) \
-  ConfigField { key, help, [](Config& c) -> ConfigField::Target { return &c.member; } }
+#define RAGD_FIELD(key, help, member)                                     \
+  ConfigField {                                                           \
+    key, help, [](Config& c) -> ConfigField::Target { return &c.member; } \
+  }
 
 const ConfigField* FindField(const std::string& key) {
   for (const ConfigField& f : ConfigFields())
@@ -39,10 +43,25 @@ Status SetFromJson(Config& config, const ConfigField& field, const json& v) {
     if (!v.is_string()) return Status::InvalidArgument("config key '" + field.key + "' must be a string");
     **s = v.get<std::string>();
   } else if (auto* b = std::get_if<bool*>(&t)) {
-    if (!v.is_boolean()) return Status::InvalidArgument("config key '" + field.key + "' must be true or false");
+    if (!v.is_boolean())
+      return Status::InvalidArgument("config key '" + field.key + "' must be true or false");
     **b = v.get<bool>();
+  } else if (auto* list = std::get_if<std::vector<std::string>*>(&t)) {
+    const auto bad =
+        Status::InvalidArgument("config key '" + field.key + "' must be a string or a list of strings");
+    if (v.is_string()) {
+      **list = {v.get<std::string>()};
+      return Status::Ok();
+    }
+    if (!v.is_array()) return bad;
+    (*list)->clear();
+    for (const json& item : v) {
+      if (!item.is_string()) return bad;
+      (*list)->push_back(item.get<std::string>());
+    }
   } else {
-    if (!v.is_number_integer()) return Status::InvalidArgument("config key '" + field.key + "' must be an integer");
+    if (!v.is_number_integer())
+      return Status::InvalidArgument("config key '" + field.key + "' must be an integer");
     *std::get<int64_t*>(t) = v.get<int64_t>();
   }
   return Status::Ok();
@@ -66,8 +85,8 @@ Status ApplyJson(Config& config, const json& node, const std::string& prefix, co
 Status Validate(const Config& c) {
   const auto range = [](const std::string& key, int64_t v, int64_t lo, int64_t hi) {
     if (v < lo || v > hi)
-      return Status::InvalidArgument("config key '" + key + "' must be between " + std::to_string(lo) + " and " +
-                                     std::to_string(hi) + " (got " + std::to_string(v) + ")");
+      return Status::InvalidArgument("config key '" + key + "' must be between " + std::to_string(lo) +
+                                     " and " + std::to_string(hi) + " (got " + std::to_string(v) + ")");
     return Status::Ok();
   };
   RAGD_RETURN_IF_ERROR(range("server.port", c.server.port, 0, 65535));
@@ -81,15 +100,20 @@ Status Validate(const Config& c) {
   RAGD_RETURN_IF_ERROR(range("inference.max_batch", c.inference.max_batch, 1, 256));
   RAGD_RETURN_IF_ERROR(range("inference.max_queue", c.inference.max_queue, 0, 1 << 20));
   RAGD_RETURN_IF_ERROR(range("inference.step_tokens", c.inference.step_tokens, 1, 1 << 16));
-  RAGD_RETURN_IF_ERROR(range("inference.kv_cache_bytes", c.inference.kv_cache_bytes, 1 << 20, int64_t{1} << 40));
-  RAGD_RETURN_IF_ERROR(range("inference.prefix_cache_bytes", c.inference.prefix_cache_bytes, 0, int64_t{1} << 40));
+  RAGD_RETURN_IF_ERROR(
+      range("inference.kv_cache_bytes", c.inference.kv_cache_bytes, 1 << 20, int64_t{1} << 40));
+  RAGD_RETURN_IF_ERROR(
+      range("inference.prefix_cache_bytes", c.inference.prefix_cache_bytes, 0, int64_t{1} << 40));
   RAGD_RETURN_IF_ERROR(range("inference.draft_tokens", c.inference.draft_tokens, 1, 64));
   RAGD_RETURN_IF_ERROR(range("inference.draft_shared_answers", c.inference.draft_shared_answers, 0, 1 << 16));
   RAGD_RETURN_IF_ERROR(range("inference.compute_nice", c.inference.compute_nice, 0, 19));
   RAGD_RETURN_IF_ERROR(range("retrieval.top_k", c.retrieval.top_k, 1, 100));
   RAGD_RETURN_IF_ERROR(range("retrieval.chunk_tokens", c.retrieval.chunk_tokens, 16, 510));
-  RAGD_RETURN_IF_ERROR(range("retrieval.chunk_overlap", c.retrieval.chunk_overlap, 0, c.retrieval.chunk_tokens - 1));
-  RAGD_RETURN_IF_ERROR(range("retrieval.max_document_bytes", c.retrieval.max_document_bytes, 1, int64_t{4} << 30));
+  RAGD_RETURN_IF_ERROR(
+      range("retrieval.chunk_overlap", c.retrieval.chunk_overlap, 0, c.retrieval.chunk_tokens - 1));
+  RAGD_RETURN_IF_ERROR(
+      range("retrieval.max_document_bytes", c.retrieval.max_document_bytes, 1, int64_t{4} << 30));
+  RAGD_RETURN_IF_ERROR(range("rag.fallback_waiting", c.rag.fallback_waiting, 0, 1 << 20));
   RAGD_RETURN_IF_ERROR(range("quota.tokens_per_period", c.quota.tokens_per_period, 0, int64_t{1} << 50));
   RAGD_RETURN_IF_ERROR(range("quota.requests_per_minute", c.quota.requests_per_minute, 0, 1 << 30));
   RAGD_RETURN_IF_ERROR(range("quota.tokens_per_minute", c.quota.tokens_per_minute, 0, int64_t{1} << 50));
@@ -98,23 +122,38 @@ Status Validate(const Config& c) {
   if (c.quota.period != "day" && c.quota.period != "month")
     return Status::InvalidArgument("config key 'quota.period' must be \"day\" or \"month\"");
   if (c.data_dir.empty()) return Status::InvalidArgument("config key 'data_dir' must not be empty");
+  if (c.models.llm.empty())
+    return Status::InvalidArgument("config key 'models.llm' must name at least one model");
+  for (const std::string& t : c.models.chat_templates) {
+    if (t.find('=') == std::string::npos || t.front() == '=')
+      return Status::InvalidArgument("config key 'models.chat_templates': \"" + t +
+                                     "\" is not \"<model id>=<template>\"");
+  }
   RAGD_RETURN_IF_ERROR(range("log.retention_days", c.log.retention_days, 1, 36500));
   if (!c.log.content_key.empty() &&
-      (c.log.content_key.size() != 64 || c.log.content_key.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
+      (c.log.content_key.size() != 64 ||
+       c.log.content_key.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
     return Status::InvalidArgument("config key 'log.content_key' must be 64 hexadecimal characters");
   if (c.log.content && c.log.content_key.empty())
-    return Status::InvalidArgument("config key 'log.content' needs 'log.content_key' (set RAGD_LOG_CONTENT_KEY)");
+    return Status::InvalidArgument(
+        "config key 'log.content' needs 'log.content_key' (set RAGD_LOG_CONTENT_KEY)");
   return Status::Ok();
 }
 
 }  // namespace
 
-std::string Config::LlmPath() const { return Resolve(*this, models.llm); }
+std::vector<std::string> Config::LlmPaths() const {
+  std::vector<std::string> out;
+  for (const std::string& f : models.llm) out.push_back(Resolve(*this, f));
+  return out;
+}
+std::string Config::LlmPath() const { return models.llm.empty() ? "" : Resolve(*this, models.llm.front()); }
 std::string Config::EmbeddingPath() const { return Resolve(*this, models.embedding); }
 
 std::string ConfigField::EnvName() const {
   std::string env = "RAGD_";
-  for (char ch : key) env += ch == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  for (char ch : key)
+    env += ch == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return env;
 }
 
@@ -130,7 +169,10 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("server.web_dir", "browser pages; empty = the web/ folder of the source tree",
                  server.web_dir),
       RAGD_FIELD("models.dir", "model folder; empty = $RAGD_MODELS or ~/.cache/ragd/models", models.dir),
-      RAGD_FIELD("models.llm", "GGUF language model, relative to models.dir", models.llm),
+      RAGD_FIELD("models.llm",
+                 "GGUF language models, relative to models.dir; the first answers RAG questions", models.llm),
+      RAGD_FIELD("models.chat_templates", "chat template overrides, \"<model id>=<template>\"",
+                 models.chat_templates),
       RAGD_FIELD("models.embedding", "embedding model folder, relative to models.dir", models.embedding),
       RAGD_FIELD("inference.threads", "compute threads; 0 = one per core", inference.threads),
       RAGD_FIELD("inference.context_length", "tokens per sequence, prompt and answer",
@@ -155,6 +197,12 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("retrieval.chunk_overlap", "tokens shared by neighbouring chunks", retrieval.chunk_overlap),
       RAGD_FIELD("retrieval.index", "vector index: flat or hnsw", retrieval.index),
       RAGD_FIELD("retrieval.max_document_bytes", "largest accepted document", retrieval.max_document_bytes),
+      RAGD_FIELD("rag.fast_model", "model id answering ragd-rag-fast; empty = the second of models.llm",
+                 rag.fast_model),
+      RAGD_FIELD(
+          "rag.fallback_waiting",
+          "requests waiting for the answer model at which ragd-rag answers with the fast model; 0 = never",
+          rag.fallback_waiting),
       RAGD_FIELD("quota.tokens_per_period", "default per-user token budget", quota.tokens_per_period),
       RAGD_FIELD("quota.period", "budget period: day or month", quota.period),
       RAGD_FIELD("quota.requests_per_minute", "per-user request rate limit", quota.requests_per_minute),
@@ -175,10 +223,25 @@ Status SetConfigValue(Config& config, const std::string& key, const std::string&
     **s = value;
     return Status::Ok();
   }
+  if (auto* list = std::get_if<std::vector<std::string>*>(&t)) {
+    (*list)->clear();
+    for (size_t begin = 0; begin <= value.size();) {
+      size_t end = value.find(',', begin);
+      if (end == std::string::npos) end = value.size();
+      std::string item(Trim(std::string_view(value).substr(begin, end - begin)));
+      if (!item.empty()) (*list)->push_back(std::move(item));
+      begin = end + 1;
+    }
+    return Status::Ok();
+  }
   if (auto* b = std::get_if<bool*>(&t)) {
-    if (value == "true" || value == "1") **b = true;
-    else if (value == "false" || value == "0") **b = false;
-    else return Status::InvalidArgument("config key '" + key + "' must be true or false (got \"" + value + "\")");
+    if (value == "true" || value == "1")
+      **b = true;
+    else if (value == "false" || value == "0")
+      **b = false;
+    else
+      return Status::InvalidArgument("config key '" + key + "' must be true or false (got \"" + value +
+                                     "\")");
     return Status::Ok();
   }
   int64_t v = 0;
@@ -195,7 +258,8 @@ Result<Config> LoadConfig(const ConfigSources& sources) {
     std::ifstream in(*sources.file);
     if (!in) return Status::NotFound("config file " + *sources.file + " cannot be read");
     json j = json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
-    if (j.is_discarded()) return Status::InvalidArgument(*sources.file + ": not valid JSON (comments allowed)");
+    if (j.is_discarded())
+      return Status::InvalidArgument(*sources.file + ": not valid JSON (comments allowed)");
     if (!j.is_object()) return Status::InvalidArgument(*sources.file + ": top level must be an object");
     RAGD_RETURN_IF_ERROR(ApplyJson(config, j, "", *sources.file));
   }

@@ -21,56 +21,67 @@
 namespace ragd::app {
 
 struct ServerConfig {
-  std::string host = "127.0.0.1";          // address to listen on
-  int64_t port = 8080;                     // TCP port
-  int64_t threads = 4;                     // HTTP reactor threads
-  int64_t max_json_bytes = 1 << 20;        // largest JSON request body
-  int64_t max_upload_bytes = 32 << 20;     // largest multipart upload request
-  int64_t stream_timeout_s = 900;          // longest a streamed answer may take
-  std::string web_dir;                     // browser pages; "" = the web/ folder of the source tree
+  std::string host = "127.0.0.1";       // address to listen on
+  int64_t port = 8080;                  // TCP port
+  int64_t threads = 4;                  // HTTP reactor threads
+  int64_t max_json_bytes = 1 << 20;     // largest JSON request body
+  int64_t max_upload_bytes = 32 << 20;  // largest multipart upload request
+  int64_t stream_timeout_s = 900;       // longest a streamed answer may take
+  std::string web_dir;                  // browser pages; "" = the web/ folder of the source tree
 };
 
 struct ModelsConfig {
-  std::string dir;                                  // model folder; "" = $RAGD_MODELS or ~/.cache/ragd/models
-  std::string llm = "gemma-3-270m-q4_k_m.gguf";     // GGUF file, relative to dir unless absolute
-  std::string embedding = "all-MiniLM-L6-v2";       // folder with model.safetensors, config.json, vocab.txt
+  std::string dir;  // model folder; "" = $RAGD_MODELS or ~/.cache/ragd/models
+  // GGUF language models, relative to dir unless absolute; each is served
+  // under its file name without ".gguf"; the first answers RAG questions.
+  std::vector<std::string> llm = {"qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+                                  "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"};
+  // "<model id>=<template>" overrides of the chat template a file names
+  // (inference/tokenizer/chat_format.h: gemma, chatml, chatml-qwen, llama3, none).
+  std::vector<std::string> chat_templates;
+  std::string embedding = "all-MiniLM-L6-v2";  // folder with model.safetensors, config.json, vocab.txt
 };
 
 struct InferenceConfig {
-  int64_t threads = 0;             // compute threads; 0 = one per core
-  int64_t context_length = 8192;   // tokens per sequence (prompt + answer)
-  int64_t max_tokens = 512;        // default answer length when a request gives none
-  int64_t max_batch = 16;          // sequences decoded together
-  int64_t max_queue = 64;          // waiting requests before 503
-  int64_t step_tokens = 256;       // tokens per batched forward pass (decode rows, then prompt chunks)
-  int64_t kv_cache_bytes = int64_t{512} << 20;      // KV memory of the running sequences at most
-  int64_t prefix_cache_bytes = int64_t{1} << 30;    // KV kept for repeated prompt prefixes; 0 = off
-  bool speculative = true;         // prompt-lookup speculative decoding
-  int64_t draft_tokens = 8;        // draft tokens per sequence and step at most
+  int64_t threads = 0;            // compute threads; 0 = one per core
+  int64_t context_length = 8192;  // tokens per sequence (prompt + answer)
+  int64_t max_tokens = 512;       // default answer length when a request gives none
+  int64_t max_batch = 16;         // sequences decoded together
+  int64_t max_queue = 64;         // waiting requests before 503
+  int64_t step_tokens = 256;      // tokens per batched forward pass (decode rows, then prompt chunks)
+  int64_t kv_cache_bytes = int64_t{512} << 20;    // KV memory of the running sequences at most
+  int64_t prefix_cache_bytes = int64_t{1} << 30;  // KV kept for repeated prompt prefixes; 0 = off
+  bool speculative = true;                        // prompt-lookup speculative decoding
+  int64_t draft_tokens = 8;                       // draft tokens per sequence and step at most
   int64_t draft_shared_answers = 256;  // answers to distinct prompts whose common phrasing drafts; 0 = none
-  int64_t compute_nice = 5;        // niceness of the compute threads: request handling preempts them
+  int64_t compute_nice = 5;            // niceness of the compute threads: request handling preempts them
 };
 
 struct RetrievalConfig {
-  int64_t top_k = 5;                       // passages given to the model
-  int64_t chunk_tokens = 200;              // target chunk length, embedding tokens
-  int64_t chunk_overlap = 30;              // tokens repeated between neighbouring chunks
-  std::string index = "flat";              // "flat" (exact) or "hnsw" (large corpora)
-  int64_t max_document_bytes = 20 << 20;   // largest accepted document
+  int64_t top_k = 5;                      // passages given to the model
+  int64_t chunk_tokens = 200;             // target chunk length, embedding tokens
+  int64_t chunk_overlap = 30;             // tokens repeated between neighbouring chunks
+  std::string index = "flat";             // "flat" (exact) or "hnsw" (large corpora)
+  int64_t max_document_bytes = 20 << 20;  // largest accepted document
+};
+
+struct RagConfig {
+  std::string fast_model;        // model id of "ragd-rag-fast"; "" = the second of models.llm
+  int64_t fallback_waiting = 2;  // "ragd-rag" falls over to the fast model when this many wait; 0 = never
 };
 
 struct QuotaConfig {
-  int64_t tokens_per_period = 200000;   // default per-user token budget
-  std::string period = "day";           // "day" or "month"
-  int64_t requests_per_minute = 60;     // per-user request rate limit
-  int64_t tokens_per_minute = 50000;    // per-user token rate limit
+  int64_t tokens_per_period = 200000;  // default per-user token budget
+  std::string period = "day";          // "day" or "month"
+  int64_t requests_per_minute = 60;    // per-user request rate limit
+  int64_t tokens_per_minute = 50000;   // per-user token rate limit
 };
 
 struct LogConfig {
-  std::string file;                 // request log (JSON lines); "" = <data_dir>/requests.jsonl
-  bool content = false;             // also keep prompts and answers, encrypted (needs content_key)
-  std::string content_key;          // 64 hex chars (32-byte secretbox key); set it through RAGD_LOG_CONTENT_KEY
-  int64_t retention_days = 30;      // encrypted content older than this is deleted
+  std::string file;             // request log (JSON lines); "" = <data_dir>/requests.jsonl
+  bool content = false;         // also keep prompts and answers, encrypted (needs content_key)
+  std::string content_key;      // 64 hex chars (32-byte secretbox key); set it through RAGD_LOG_CONTENT_KEY
+  int64_t retention_days = 30;  // encrypted content older than this is deleted
 };
 
 struct Config {
@@ -79,17 +90,21 @@ struct Config {
   ModelsConfig models;
   InferenceConfig inference;
   RetrievalConfig retrieval;
+  RagConfig rag;
   QuotaConfig quota;
   LogConfig log;
 
-  // Resolved paths of the model files (models.dir applied).
+  // Resolved paths of the model files (models.dir applied); LlmPath() is the first LLM's.
+  std::vector<std::string> LlmPaths() const;
   std::string LlmPath() const;
   std::string EmbeddingPath() const;
 };
 
 // One configurable key: its dotted name, a one-line description, and where it lives.
 struct ConfigField {
-  using Target = std::variant<std::string*, int64_t*, bool*>;
+  // A list is a JSON array of strings in a file, comma-separated in the
+  // environment and on the command line.
+  using Target = std::variant<std::string*, int64_t*, bool*, std::vector<std::string>*>;
   std::string key;
   std::string help;
   std::function<Target(Config&)> target;
@@ -100,9 +115,9 @@ struct ConfigField {
 const std::vector<ConfigField>& ConfigFields();
 
 struct ConfigSources {
-  std::optional<std::string> file;                                  // --config FILE
-  std::function<const char*(const char*)> getenv = nullptr;         // nullptr = no env layer
-  std::vector<std::pair<std::string, std::string>> overrides;       // from the command line
+  std::optional<std::string> file;                             // --config FILE
+  std::function<const char*(const char*)> getenv = nullptr;    // nullptr = no env layer
+  std::vector<std::pair<std::string, std::string>> overrides;  // from the command line
 };
 
 // Builds the configuration from the given layers and checks ranges.

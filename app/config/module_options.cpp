@@ -2,9 +2,14 @@
 
 namespace ragd::app {
 
-inference::EngineOptions EngineOptionsFor(const Config& config) {
+inference::EngineOptions EngineOptionsFor(const Config& config, const std::string& model_path,
+                                          const std::string& id) {
   inference::EngineOptions o;
-  o.model_path = config.LlmPath();
+  o.model_path = model_path;
+  for (const std::string& entry : config.models.chat_templates) {
+    const size_t eq = entry.find('=');
+    if (entry.substr(0, eq) == id) o.chat_template = entry.substr(eq + 1);
+  }
   o.threads = static_cast<int>(config.inference.threads);
   o.context_length = static_cast<int>(config.inference.context_length);
   o.nice = static_cast<int>(config.inference.compute_nice);

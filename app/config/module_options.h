@@ -9,7 +9,10 @@
 
 namespace ragd::app {
 
-inference::EngineOptions EngineOptionsFor(const Config& config);
+// The engine options of the LLM file at `model_path` (one of config.LlmPaths()),
+// with the chat template that models.chat_templates names for model `id`.
+inference::EngineOptions EngineOptionsFor(const Config& config, const std::string& model_path,
+                                          const std::string& id);
 inference::SchedulerOptions SchedulerOptionsFor(const Config& config);
 retrieval::RetrieverOptions RetrieverOptionsFor(const Config& config);
 

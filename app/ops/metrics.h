@@ -36,6 +36,7 @@ struct MetricSample {
   double value = 0;
   std::string help;
   bool counter = false;
+  std::string labels;  // "" or `a="b",c="d"`; samples of one name are rendered together
 };
 
 class Metrics {
@@ -44,9 +45,10 @@ class Metrics {
 
   // One finished HTTP request (route pattern, e.g. "/v1/ask", and status code).
   void CountRequest(const std::string& route, int status, double seconds);
-  // A generation that ended; finish_reason "stop", "length", "cancelled", "error".
-  void CountGeneration(const std::string& finish_reason, int64_t prompt_tokens, int64_t completion_tokens,
-                       double ttft_s, double e2e_s, double queue_s);
+  // A generation of `model` (an LLM id) that ended; finish_reason "stop",
+  // "length", "cancelled", "error".
+  void CountGeneration(const std::string& model, const std::string& finish_reason, int64_t prompt_tokens,
+                       int64_t completion_tokens, double ttft_s, double e2e_s, double queue_s);
   void ObserveInterTokenLatency(double seconds) { itl_.Observe(seconds); }
   void ObserveRetrieval(double seconds) { retrieval_.Observe(seconds); }
   void CountQuotaRejection() { quota_rejections_++; }
@@ -62,9 +64,13 @@ class Metrics {
  private:
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;  // GUARDED_BY(mu_)
-  std::map<std::string, uint64_t> finish_reasons_;            // GUARDED_BY(mu_)
-  std::function<std::vector<MetricSample>()> gauges_;         // GUARDED_BY(mu_)
-  std::atomic<int64_t> prompt_tokens_{0}, completion_tokens_{0}, embedding_tokens_{0};
+  struct ModelCounts {
+    std::map<std::string, uint64_t> finish_reasons;
+    int64_t prompt_tokens = 0, completion_tokens = 0;
+  };
+  std::map<std::string, ModelCounts> models_;          // by model id, GUARDED_BY(mu_)
+  std::function<std::vector<MetricSample>()> gauges_;  // GUARDED_BY(mu_)
+  std::atomic<int64_t> embedding_tokens_{0};
   std::atomic<int64_t> quota_rejections_{0}, rate_limit_rejections_{0}, context_errors_{0};
   Histogram request_latency_, ttft_, itl_, e2e_, queue_, retrieval_;
 };

@@ -6,12 +6,45 @@
 #include "app/routes/routes.h"
 #include "app/services/admission.h"
 #include "app/services/generation_runner.h"
+#include "app/services/model_routing.h"
 
 namespace ragd::app {
 namespace {
 
 Json ModelJson(const std::string& id) {
   return {{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", "ragd"}};
+}
+
+// An LLM with what a client needs to size its requests.
+Json LlmJson(const LanguageModel& m) {
+  const inference::Engine& e = *m.engine;
+  Json j = ModelJson(m.id);
+  j["context_length"] = e.context_length();
+  j["architecture"] = e.architecture();
+  j["quantization"] = e.info().quantization;
+  j["parameters"] = e.info().parameters;
+  j["size_bytes"] = e.model_file_bytes();
+  j["chat_template"] = std::string(inference::ChatTemplateName(e.chat_template()));
+  return j;
+}
+
+// A RAG pseudo-model: answers from the corpus with `llm`.
+Json RagModelJson(const AppContext& ctx, const char* id, const LanguageModel& llm) {
+  Json j = ModelJson(id);
+  j["answer_model"] = llm.id;
+  j["context_length"] = llm.engine->context_length();
+  j["top_k"] = ctx.config.retrieval.top_k;
+  return j;
+}
+
+// The model whose tokenizer /tokenize and /detokenize use: "model" when
+// given (an LLM id or a RAG model), else the answer model.
+Result<LanguageModel*> TokenizerModel(AppContext& ctx, const Json& body) {
+  auto model = OptionalString(body, "model", 256);
+  if (!model.ok()) return model.status();
+  auto choice = ChooseModel(ctx, *model);
+  if (!choice.ok()) return choice.status();
+  return choice->llm;
 }
 
 GenerationOptions DefaultOptions(const AppContext& ctx) {
@@ -43,12 +76,14 @@ Result<std::vector<inference::ChatMessage>> ReadMessages(const Json& body) {
       content = c->get<std::string>();
     } else if (c->is_array()) {
       for (const Json& part : *c) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+            !part["text"].is_string())
           return Status::InvalidArgument("field '" + where + ".content' supports only text parts");
         content += part["text"].get<std::string>();
       }
     } else {
-      return Status::InvalidArgument("field '" + where + ".content' must be a string or an array of text parts");
+      return Status::InvalidArgument("field '" + where +
+                                     ".content' must be a string or an array of text parts");
     }
     out.push_back({r, content});
   }
@@ -72,24 +107,26 @@ std::string Base64Floats(const std::vector<float>& v) {
   return out;
 }
 
-HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchange& ex, const accounts::User& user) {
+HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchange& ex,
+                             const accounts::User& user) {
   auto body = ParseJsonObject(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
   auto model = OptionalString(*body, "model", 256);
   if (!model.ok()) return ErrorResponse(model.status());
-  const std::string model_id = model->value_or(ctx.llm_id);
-  const bool rag = model_id == kRagModelId;
-  if (!rag && model_id != ctx.llm_id)
-    return HttpResponse::Error(404, "not_found_error", "model '" + model_id + "' does not exist; see GET /v1/models");
+  auto choice = ChooseModel(ctx, *model);
+  if (!choice.ok()) return ErrorResponse(choice.status());
+  const bool rag = choice->rag;
   auto messages = ReadMessages(*body);
   if (!messages.ok()) return ErrorResponse(messages.status());
-  auto opts = ReadGenerationOptions(*body, DefaultOptions(ctx), ctx.engine->tokenizer().vocab_size());
+  const inference::Engine& engine = *choice->llm->engine;
+  auto opts = ReadGenerationOptions(*body, DefaultOptions(ctx), engine.tokenizer().vocab_size());
   if (!opts.ok()) return ErrorResponse(opts.status());
 
   GenerationPlan plan;
+  plan.llm = choice->llm;
   plan.format = ChatWireFormat();
   plan.route = "/v1/chat/completions";
-  plan.model_id = model_id;
+  plan.model_id = choice->requested;
   plan.stream = opts->stream;
   plan.include_usage = opts->include_usage;
   std::vector<inference::ChatMessage> conversation = std::move(messages).value();
@@ -105,19 +142,25 @@ HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchan
     if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) return ErrorResponse(st);
     return RunGeneration(ctx, user, std::move(plan), ex);
   }
-  auto prompt = inference::FormatGemmaChat(ctx.engine->tokenizer(), conversation);
+  auto prompt = engine.FormatChat(conversation);
   if (!prompt.ok()) return ErrorResponse(prompt.status());
   plan.request.prompt = std::move(prompt).value();
   return RunGeneration(ctx, user, std::move(plan), ex);
 }
 
-HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& ex, const accounts::User& user) {
+HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& ex,
+                         const accounts::User& user) {
   auto body = ParseJsonObject(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
   auto model = OptionalString(*body, "model", 256);
   if (!model.ok()) return ErrorResponse(model.status());
-  if (model->has_value() && **model != ctx.llm_id)
-    return HttpResponse::Error(404, "not_found_error", "model '" + **model + "' does not exist; see GET /v1/models");
+  auto choice = ChooseModel(ctx, *model);
+  if (!choice.ok()) return ErrorResponse(choice.status());
+  if (choice->rag) {
+    return ErrorResponse(Status::InvalidArgument("model '" + choice->requested +
+                                                 "' answers questions: use /v1/chat/completions or /v1/ask"));
+  }
+  const inference::Engine& engine = *choice->llm->engine;
   std::string prompt_text;
   auto p = body->find("prompt");
   if (p != body->end() && p->is_array() && p->size() == 1 && (*p)[0].is_string()) {
@@ -127,18 +170,18 @@ HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& 
     if (!s.ok()) return ErrorResponse(Status::InvalidArgument("field 'prompt' must be a string"));
     prompt_text = *s;
   }
-  auto opts = ReadGenerationOptions(*body, DefaultOptions(ctx), ctx.engine->tokenizer().vocab_size());
+  auto opts = ReadGenerationOptions(*body, DefaultOptions(ctx), engine.tokenizer().vocab_size());
   if (!opts.ok()) return ErrorResponse(opts.status());
-  auto ids = ctx.engine->tokenizer().Encode(prompt_text);
+  auto ids = engine.PlainPrompt(prompt_text);
   if (!ids.ok()) return ErrorResponse(ids.status());
   GenerationPlan plan;
+  plan.llm = choice->llm;
   plan.format = CompletionWireFormat();
   plan.route = "/v1/completions";
-  plan.model_id = ctx.llm_id;
+  plan.model_id = choice->llm->id;
   plan.stream = opts->stream;
   plan.include_usage = opts->include_usage;
-  plan.request.prompt.push_back(ctx.engine->tokenizer().bos_id());
-  plan.request.prompt.insert(plan.request.prompt.end(), ids->begin(), ids->end());
+  plan.request.prompt = std::move(ids).value();
   plan.request.sampling = opts->sampling;
   plan.request.max_tokens = opts->max_tokens;
   plan.request.stop = opts->stop;
@@ -151,7 +194,8 @@ HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts:
   auto model = OptionalString(*body, "model", 256);
   if (!model.ok()) return ErrorResponse(model.status());
   if (model->has_value() && **model != ctx.embedding_id)
-    return HttpResponse::Error(404, "not_found_error", "embedding model '" + **model + "' does not exist; see GET /v1/models");
+    return HttpResponse::Error(404, "not_found_error",
+                               "embedding model '" + **model + "' does not exist; see GET /v1/models");
   auto format = OptionalString(*body, "encoding_format", 16);
   if (!format.ok()) return ErrorResponse(format.status());
   const std::string encoding = format->value_or("float");
@@ -159,21 +203,26 @@ HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts:
     return ErrorResponse(Status::InvalidArgument("field 'encoding_format' must be \"float\" or \"base64\""));
   std::vector<std::string> inputs;
   auto in = body->find("input");
-  if (in == body->end() || in->is_null()) return ErrorResponse(Status::InvalidArgument("missing field 'input'"));
+  if (in == body->end() || in->is_null())
+    return ErrorResponse(Status::InvalidArgument("missing field 'input'"));
   if (in->is_string()) {
     inputs.push_back(in->get<std::string>());
   } else if (in->is_array() && !in->empty() && in->size() <= 256) {
     for (const Json& s : *in) {
-      if (!s.is_string()) return ErrorResponse(Status::InvalidArgument("field 'input' must be a string or an array of strings"));
+      if (!s.is_string())
+        return ErrorResponse(
+            Status::InvalidArgument("field 'input' must be a string or an array of strings"));
       inputs.push_back(s.get<std::string>());
     }
   } else {
-    return ErrorResponse(Status::InvalidArgument("field 'input' must be a string or an array of 1 to 256 strings"));
+    return ErrorResponse(
+        Status::InvalidArgument("field 'input' must be a string or an array of 1 to 256 strings"));
   }
   int64_t tokens = 0;
   const int64_t n_ctx = static_cast<int64_t>(ctx.embedder->max_tokens());
   for (const std::string& s : inputs) {
-    if (s.empty()) return ErrorResponse(Status::InvalidArgument("field 'input' must not contain empty strings"));
+    if (s.empty())
+      return ErrorResponse(Status::InvalidArgument("field 'input' must not contain empty strings"));
     const int64_t n = static_cast<int64_t>(ctx.embedder->CountTokens(s));
     // Never truncate silently: the model sees at most n_ctx tokens with [CLS] and [SEP].
     if (n + 2 > n_ctx) {
@@ -196,11 +245,15 @@ HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts:
   Json data = Json::array();
   for (size_t i = 0; i < vectors->size(); ++i) {
     Json e = {{"object", "embedding"}, {"index", i}};
-    if (encoding == "base64") e["embedding"] = Base64Floats((*vectors)[i]);
-    else e["embedding"] = (*vectors)[i];
+    if (encoding == "base64")
+      e["embedding"] = Base64Floats((*vectors)[i]);
+    else
+      e["embedding"] = (*vectors)[i];
     data.push_back(e);
   }
-  return JsonResponse(200, {{"object", "list"}, {"model", ctx.embedding_id}, {"data", data},
+  return JsonResponse(200, {{"object", "list"},
+                            {"model", ctx.embedding_id},
+                            {"data", data},
                             {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
 }
 
@@ -213,10 +266,12 @@ HttpResponse Tokenize(AppContext& ctx, const HttpRequest& req) {
   if (!add_special.ok()) return ErrorResponse(add_special.status());
   auto with_pieces = OptionalBool(*body, "with_pieces");
   if (!with_pieces.ok()) return ErrorResponse(with_pieces.status());
-  const inference::Tokenizer& tok = ctx.engine->tokenizer();
+  auto llm = TokenizerModel(ctx, *body);
+  if (!llm.ok()) return ErrorResponse(llm.status());
+  const inference::Tokenizer& tok = (*llm)->engine->tokenizer();
   auto ids = tok.Encode(*content);
   if (!ids.ok()) return ErrorResponse(ids.status());
-  if (add_special->value_or(false)) ids->insert(ids->begin(), tok.bos_id());
+  if (add_special->value_or(false) && tok.add_bos()) ids->insert(ids->begin(), tok.bos_id());
   Json tokens = Json::array();
   for (inference::TokenId id : *ids) {
     if (with_pieces->value_or(false)) {
@@ -226,24 +281,30 @@ HttpResponse Tokenize(AppContext& ctx, const HttpRequest& req) {
       tokens.push_back(id);
     }
   }
-  return JsonResponse(200, {{"tokens", tokens}, {"count", ids->size()}, {"max_model_len", ctx.engine->context_length()}});
+  return JsonResponse(
+      200, {{"tokens", tokens}, {"count", ids->size()}, {"max_model_len", (*llm)->engine->context_length()}});
 }
 
 HttpResponse Detokenize(AppContext& ctx, const HttpRequest& req) {
   auto body = ParseJsonObject(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
+  auto llm = TokenizerModel(ctx, *body);
+  if (!llm.ok()) return ErrorResponse(llm.status());
+  const inference::Tokenizer& tok = (*llm)->engine->tokenizer();
   auto it = body->find("tokens");
-  if (it == body->end() || !it->is_array()) return ErrorResponse(Status::InvalidArgument("field 'tokens' must be an array of token ids"));
+  if (it == body->end() || !it->is_array())
+    return ErrorResponse(Status::InvalidArgument("field 'tokens' must be an array of token ids"));
   std::vector<inference::TokenId> ids;
   for (const Json& t : *it) {
-    if (!t.is_number_integer()) return ErrorResponse(Status::InvalidArgument("field 'tokens' must hold integers"));
+    if (!t.is_number_integer())
+      return ErrorResponse(Status::InvalidArgument("field 'tokens' must hold integers"));
     const int64_t v = t.get<int64_t>();
-    if (v < 0 || v >= ctx.engine->tokenizer().vocab_size())
-      return ErrorResponse(Status::InvalidArgument("field 'tokens' holds " + std::to_string(v) +
-                                                   ", outside the vocabulary"));
+    if (v < 0 || v >= tok.vocab_size())
+      return ErrorResponse(
+          Status::InvalidArgument("field 'tokens' holds " + std::to_string(v) + ", outside the vocabulary"));
     ids.push_back(static_cast<inference::TokenId>(v));
   }
-  auto text = ctx.engine->tokenizer().Decode(ids);
+  auto text = tok.Decode(ids);
   if (!text.ok()) return ErrorResponse(text.status());
   return JsonResponse(200, {{"content", *text}});
 }
@@ -251,27 +312,43 @@ HttpResponse Detokenize(AppContext& ctx, const HttpRequest& req) {
 }  // namespace
 
 void RegisterOpenAiRoutes(HttpServer& http, AppContext& ctx) {
-  http.Route("GET", "/v1/models", WithUser(ctx, Access::kUser, true, [&ctx](const HttpRequest&, HttpExchange&,
-                                                                            const accounts::User&) {
-    return JsonResponse(200, {{"object", "list"},
-                              {"data", Json::array({ModelJson(ctx.llm_id), ModelJson(kRagModelId),
-                                                    ModelJson(ctx.embedding_id)})}});
-  }));
-  http.Route("POST", "/v1/chat/completions", WithUser(ctx, Access::kUser, true,
-                                                      [&ctx](const HttpRequest& req, HttpExchange& ex,
-                                                             const accounts::User& u) {
-                                                        return ChatCompletions(ctx, req, ex, u);
-                                                      }));
-  http.Route("POST", "/v1/completions", WithUser(ctx, Access::kUser, true, [&ctx](const HttpRequest& req,
-                                                                                  HttpExchange& ex,
-                                                                                  const accounts::User& u) {
-    return Completions(ctx, req, ex, u);
-  }));
-  http.Route("POST", "/v1/embeddings", WithUser(ctx, Access::kUser, true, [&ctx](const HttpRequest& req,
-                                                                                 HttpExchange&,
-                                                                                 const accounts::User& u) {
-    return Embeddings(ctx, req, u);
-  }));
+  http.Route(
+      "GET", "/v1/models",
+      WithUser(ctx, Access::kUser, true, [&ctx](const HttpRequest&, HttpExchange&, const accounts::User&) {
+        Json data = Json::array();
+        for (const auto& m : ctx.llms) data.push_back(LlmJson(*m));
+        data.push_back(RagModelJson(ctx, kRagModelId, DefaultLlm(ctx)));
+        data.push_back(RagModelJson(ctx, kRagFastModelId, FastLlm(ctx)));
+        data.push_back(ModelJson(ctx.embedding_id));
+        return JsonResponse(200, {{"object", "list"}, {"data", data}});
+      }));
+  http.Route(
+      "GET", "/v1/models/:id",
+      WithUser(
+          ctx, Access::kUser, true, [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
+            const std::string& id = req.params.at("id");
+            if (LanguageModel* m = FindLlm(ctx, id)) return JsonResponse(200, LlmJson(*m));
+            if (id == kRagModelId) return JsonResponse(200, RagModelJson(ctx, kRagModelId, DefaultLlm(ctx)));
+            if (id == kRagFastModelId)
+              return JsonResponse(200, RagModelJson(ctx, kRagFastModelId, FastLlm(ctx)));
+            if (id == ctx.embedding_id) return JsonResponse(200, ModelJson(ctx.embedding_id));
+            return ErrorResponse(Status::NotFound("model '" + id + "' does not exist; see GET /v1/models"));
+          }));
+  http.Route("POST", "/v1/chat/completions",
+             WithUser(ctx, Access::kUser, true,
+                      [&ctx](const HttpRequest& req, HttpExchange& ex, const accounts::User& u) {
+                        return ChatCompletions(ctx, req, ex, u);
+                      }));
+  http.Route("POST", "/v1/completions",
+             WithUser(ctx, Access::kUser, true,
+                      [&ctx](const HttpRequest& req, HttpExchange& ex, const accounts::User& u) {
+                        return Completions(ctx, req, ex, u);
+                      }));
+  http.Route("POST", "/v1/embeddings",
+             WithUser(ctx, Access::kUser, true,
+                      [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User& u) {
+                        return Embeddings(ctx, req, u);
+                      }));
   const UserHandler tokenize = [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
     return Tokenize(ctx, req);
   };

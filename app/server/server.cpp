@@ -30,6 +30,34 @@ void PrintAdminCredentials(const accounts::AdminBootstrap& admin, const Config& 
   std::fflush(stdout);
 }
 
+// The scheduler's gauges of one model, labelled with its id.
+void AppendSchedulerGauges(const std::string& model, const inference::SchedulerGauges& s,
+                           std::vector<MetricSample>* out) {
+  const std::string labels = "model=\"" + model + "\"";
+  const auto add = [&](const char* name, double v, const char* help, bool counter) {
+    out->push_back({name, v, help, counter, labels});
+  };
+  const auto d = [](auto v) { return static_cast<double>(v); };
+  add("ragd_requests_running", d(s.running), "Generations admitted to the batch.", false);
+  add("ragd_requests_waiting", d(s.waiting), "Generations queued for admission.", false);
+  add("ragd_kv_cache_bytes", d(s.kv_bytes), "KV-cache memory held by running generations.", false);
+  add("ragd_kv_cache_budget_bytes", d(s.kv_budget_bytes), "KV-cache memory budget.", false);
+  add("ragd_kv_cache_usage_ratio", s.kv_budget_bytes ? d(s.kv_bytes) / d(s.kv_budget_bytes) : 0.0,
+      "Share of the KV-cache budget in use.", false);
+  add("ragd_prefix_cache_bytes", d(s.prefix.bytes), "KV memory kept for prompt prefixes.", false);
+  add("ragd_prefix_cache_queries_total", d(s.prefix.queries), "Prompts looked up in the prefix cache.", true);
+  add("ragd_prefix_cache_hits_total", d(s.prefix.hits), "Prompts that reused a cached prefix.", true);
+  add("ragd_prefix_cache_hit_tokens_total", d(s.prefix.hit_tokens),
+      "Prompt tokens reused from the prefix cache.", true);
+  add("ragd_batch_steps_total", d(s.steps), "Batched forward passes run.", true);
+  add("ragd_batch_step_tokens_total", d(s.step_tokens), "Tokens computed in batched forward passes.", true);
+  add("ragd_batch_step_seconds_total", s.step_seconds, "Time spent in batched forward passes.", true);
+  add("ragd_batch_row_cost_ratio", s.row_cost,
+      "Measured cost of one more decode row relative to a step's fixed cost (plans drafts).", false);
+  add("ragd_draft_tokens_total", d(s.draft_tokens), "Speculative draft tokens proposed.", true);
+  add("ragd_draft_tokens_accepted_total", d(s.draft_accepted), "Speculative draft tokens accepted.", true);
+}
+
 }  // namespace
 
 RagServer::RagServer(Config config, ServeOptions options) : options_(std::move(options)) {
@@ -102,27 +130,7 @@ Status RagServer::Start() {
     std::vector<MetricSample> g;
     g.push_back({"ragd_ready", ctx_.ready ? 1.0 : 0.0, "1 once the models are loaded.", false});
     if (!ctx_.ready) return g;
-    const inference::SchedulerGauges s = ctx_.inference->gauges();
-    const auto d = [](auto v) { return static_cast<double>(v); };
-    g.push_back({"ragd_requests_running", d(s.running), "Generations admitted to the batch.", false});
-    g.push_back({"ragd_requests_waiting", d(s.waiting), "Generations queued for admission.", false});
-    g.push_back({"ragd_kv_cache_bytes", d(s.kv_bytes), "KV-cache memory held by running generations.", false});
-    g.push_back({"ragd_kv_cache_budget_bytes", d(s.kv_budget_bytes), "KV-cache memory budget.", false});
-    g.push_back({"ragd_kv_cache_usage_ratio", s.kv_budget_bytes ? d(s.kv_bytes) / d(s.kv_budget_bytes) : 0.0,
-                 "Share of the KV-cache budget in use.", false});
-    g.push_back({"ragd_prefix_cache_bytes", d(s.prefix.bytes), "KV memory kept for prompt prefixes.", false});
-    g.push_back({"ragd_prefix_cache_queries_total", d(s.prefix.queries), "Prompts looked up in the prefix cache.", true});
-    g.push_back({"ragd_prefix_cache_hits_total", d(s.prefix.hits), "Prompts that reused a cached prefix.", true});
-    g.push_back({"ragd_prefix_cache_hit_tokens_total", d(s.prefix.hit_tokens), "Prompt tokens reused from the prefix cache.", true});
-    g.push_back({"ragd_batch_steps_total", d(s.steps), "Batched forward passes run.", true});
-    g.push_back({"ragd_batch_step_tokens_total", d(s.step_tokens), "Tokens computed in batched forward passes.", true});
-    g.push_back(
-        {"ragd_batch_step_seconds_total", s.step_seconds, "Time spent in batched forward passes.", true});
-    g.push_back({"ragd_batch_row_cost_ratio", s.row_cost,
-                 "Measured cost of one more decode row relative to a step's fixed cost (plans drafts).",
-                 false});
-    g.push_back({"ragd_draft_tokens_total", d(s.draft_tokens), "Speculative draft tokens proposed.", true});
-    g.push_back({"ragd_draft_tokens_accepted_total", d(s.draft_accepted), "Speculative draft tokens accepted.", true});
+    for (const auto& llm : ctx_.llms) AppendSchedulerGauges(llm->id, llm->scheduler->gauges(), &g);
     return g;
   });
   RAGD_RETURN_IF_ERROR(http_->Start());
@@ -133,8 +141,8 @@ Status RagServer::Start() {
 void RagServer::Stop() {
   if (http_) http_->Shutdown();
   if (loader_.joinable()) loader_.join();
-  ctx_.inference.reset();     // cancels running generations
-  ctx_.ingest_queue.reset();  // finishes the upload in progress
+  for (auto& llm : ctx_.llms) llm->scheduler.reset();  // cancels running generations
+  ctx_.ingest_queue.reset();                           // finishes the upload in progress
   if (ctx_.retriever) ctx_.retriever->SaveIndex();
 }
 
@@ -154,10 +162,8 @@ Status RagServer::LoadModelsOrFail() {
   load.share_engine_threads = true;
   auto models = app::LoadModels(c, load);
   if (!models.ok()) return models.status();
-  ctx_.engine = std::move(models->engine);
   ctx_.embedder = std::move(models->embedder);
   ctx_.retriever = std::move(models->retriever);
-  ctx_.llm_id = models->llm_id;
   ctx_.embedding_id = models->embedding_id;
   if (const std::string note = IndexRepairNote(models->index_report); !note.empty())
     std::printf("ragd: %s\n", note.c_str());
@@ -175,11 +181,19 @@ Status RagServer::LoadModelsOrFail() {
     }
   }
 
-  ctx_.inference = std::make_unique<inference::Scheduler>(*ctx_.engine, SchedulerOptionsFor(c));
+  std::string names;
+  for (LoadedLlm& loaded : models->llms) {
+    auto llm = std::make_unique<LanguageModel>();
+    llm->id = loaded.id;
+    llm->engine = std::move(loaded.engine);
+    llm->scheduler = std::make_unique<inference::Scheduler>(*llm->engine, SchedulerOptionsFor(c));
+    names += (names.empty() ? "" : ", ") + llm->id;
+    ctx_.llms.push_back(std::move(llm));
+  }
   ctx_.ingest_queue = std::make_unique<WorkQueue>();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("ragd: ready in %.1f s (%s, %d threads; embeddings %s)\n", s, ctx_.llm_id.c_str(),
-              ctx_.engine->threads(), ctx_.embedding_id.c_str());
+  std::printf("ragd: ready in %.1f s (%s, %d threads; embeddings %s)\n", s, names.c_str(),
+              DefaultLlm(ctx_).engine->threads(), ctx_.embedding_id.c_str());
   std::fflush(stdout);
   ctx_.ready = true;
   return Status::Ok();

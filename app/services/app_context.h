@@ -7,6 +7,8 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "accounts/accounts.h"
 #include "app/config/config.h"
@@ -20,26 +22,37 @@
 
 namespace ragd::app {
 
+// One language model the server answers with: its engine and its own
+// batching loop (models run side by side, each batching its own requests).
+struct LanguageModel {
+  std::string id;  // served under this name: the file name without .gguf
+  std::unique_ptr<inference::Engine> engine;
+  std::unique_ptr<inference::Scheduler> scheduler;
+};
+
 struct AppContext {
   Config config;
-  std::string web_dir;                                // static files (chat, login, admin pages)
-  std::unique_ptr<accounts::Accounts> accounts;       // opened before the port is bound
+  std::string web_dir;                           // static files (chat, login, admin pages)
+  std::unique_ptr<accounts::Accounts> accounts;  // opened before the port is bound
   Metrics metrics;
-  std::unique_ptr<RequestLog> request_log;            // opened before the port is bound
+  std::unique_ptr<RequestLog> request_log;  // opened before the port is bound
 
   // Set by the model loader before `ready` becomes true; read-only afterwards.
-  std::unique_ptr<inference::Engine> engine;
+  std::vector<std::unique_ptr<LanguageModel>> llms;  // models.llm in order; the first answers RAG questions
   std::shared_ptr<retrieval::Embedder> embedder;
   std::unique_ptr<retrieval::Retriever> retriever;
-  std::unique_ptr<inference::Scheduler> inference;  // the batching inference loop
-  std::string llm_id;        // model id shown in /v1/models ("gemma-3-270m-q4_k_m")
-  std::string embedding_id;  // "all-MiniLM-L6-v2"
+  std::string embedding_id;                 // "all-MiniLM-L6-v2"
   std::unique_ptr<WorkQueue> ingest_queue;  // uploads are ingested here, one at a time
 
   std::atomic<bool> ready{false};
   std::atomic<bool> load_failed{false};
   std::string load_error;  // written before load_failed is set
 };
+
+// The model served under `id`, or null.
+LanguageModel* FindLlm(AppContext& ctx, std::string_view id);
+// The model that answers RAG questions and requests that name none.
+inline LanguageModel& DefaultLlm(AppContext& ctx) { return *ctx.llms.front(); }
 
 // Counts a finished request in the metrics and writes its request-log line.
 void RecordRequest(AppContext& ctx, const RequestRecord& record);

@@ -11,7 +11,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 std::string NewId(const char* prefix) {
   static thread_local std::mt19937_64 rng(std::random_device{}());
@@ -82,7 +84,9 @@ struct RunState {
   void Record(int status, const std::string& finish, const inference::GenerationStats& stats,
               Clock::time_point now) {
     RequestRecord r;
-    r.time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    r.time =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     r.request_id = request_id;
     r.user_id = user_id;
     r.route = plan.route;
@@ -96,7 +100,7 @@ struct RunState {
       for (int n : CitedNumbers(reply.text, static_cast<int>(plan.sources.size())))
         r.documents_cited.push_back(plan.sources[n - 1].hit.document_id);
     if (ctx->config.log.content) {  // sealed by the log, never written in plain text
-      auto prompt = ctx->engine->tokenizer().Decode(plan.request.prompt);
+      auto prompt = plan.llm->engine->tokenizer().Decode(plan.request.prompt);
       r.prompt = prompt.ok() ? *prompt : "";
       r.answer = reply.text;
     }
@@ -129,7 +133,7 @@ struct RunState {
         const bool cancelled = ev.finish_reason == inference::FinishReason::kCancelled;
         const std::string finish = cancelled ? "cancelled" : FinishName(ev.finish_reason);
         admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, !cancelled);
-        ctx->metrics.CountGeneration(finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
+        ctx->metrics.CountGeneration(plan.llm->id, finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
                                      got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
                                      ev.stats.queue_ms / 1000.0);
         Record(cancelled ? 499 : 200, finish, ev.stats, now);
@@ -144,11 +148,12 @@ struct RunState {
       }
       case inference::SchedulerEvent::Kind::kError: {
         admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, false);
-        ctx->metrics.CountGeneration("error", ev.stats.prompt_tokens, ev.stats.completion_tokens, -1,
-                                     Seconds(start, now), 0);
+        ctx->metrics.CountGeneration(plan.llm->id, "error", ev.stats.prompt_tokens,
+                                     ev.stats.completion_tokens, -1, Seconds(start, now), 0);
         Record(HttpStatusFor(ev.error.code()), "error", ev.stats, now);
         if (plan.stream) {
-          Json err = {{"code", HttpStatusFor(ev.error.code())}, {"type", ErrorTypeFor(ev.error.code())},
+          Json err = {{"code", HttpStatusFor(ev.error.code())},
+                      {"type", ErrorTypeFor(ev.error.code())},
                       {"message", ev.error.message()}};
           SendEvent(plan.format->StreamError(err));
           response->End();
@@ -165,8 +170,7 @@ struct RunState {
 }  // namespace
 
 Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& q, GenerationPlan* plan) {
-  auto answer =
-      PlanRagAnswer(*ctx.retriever, ctx.engine->tokenizer(), q, std::move(plan->request), &ctx.metrics);
+  auto answer = PlanRagAnswer(*ctx.retriever, *plan->llm->engine, q, std::move(plan->request), &ctx.metrics);
   if (!answer.ok()) return answer.status();
   plan->rag = true;
   plan->sources = std::move(answer->sources);
@@ -175,9 +179,10 @@ Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& q, GenerationPlan* p
   return Status::Ok();
 }
 
-HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan, HttpExchange& exchange) {
+HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan,
+                           HttpExchange& exchange) {
   const int64_t n_prompt = static_cast<int64_t>(plan.request.prompt.size());
-  const int64_t n_ctx = ctx.engine->context_length();
+  const int64_t n_ctx = plan.llm->engine->context_length();
   if (n_prompt >= n_ctx) {
     return ContextLengthRefusal(ctx.metrics,
                                 "the prompt has " + std::to_string(n_prompt) +
@@ -199,6 +204,7 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
           .count();
   state->reply.model_id = plan.model_id;
   state->reply.rag = plan.rag;
+  if (plan.rag) state->reply.answer_model = plan.llm->id;
   state->reply.include_usage = plan.include_usage;
   state->start = Clock::now();
   state->plan = std::move(plan);
@@ -206,8 +212,8 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
 
   // The callback waits on state->mu until the response below is ready.
   std::unique_lock<std::mutex> lock(state->mu);
-  auto ticket = ctx.inference->Submit(state->plan.request,
-                                      [state](const inference::SchedulerEvent& ev) { return state->OnEvent(ev); });
+  auto ticket = state->plan.llm->scheduler->Submit(
+      state->plan.request, [state](const inference::SchedulerEvent& ev) { return state->OnEvent(ev); });
   if (!ticket.ok()) {
     state->admission.Cancel();
     HttpResponse r = ErrorResponse(ticket.status());

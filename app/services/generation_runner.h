@@ -19,25 +19,27 @@
 namespace ragd::app {
 
 struct GenerationPlan {
+  LanguageModel* llm = nullptr;              // the model that generates (required)
   std::shared_ptr<const WireFormat> format;  // how the answer is written (wire_format.h)
-  std::string route;                   // route pattern, for usage rows and metrics
-  std::string model_id;                // echoed as "model"
+  std::string route;                         // route pattern, for usage rows and metrics
+  std::string model_id;                      // echoed as "model"
   inference::GenerationRequest request;
   bool stream = false;
-  bool include_usage = false;          // stream_options.include_usage (chat, completions)
-  bool rag = false;                    // answer from `sources`, with citations
+  bool include_usage = false;  // stream_options.include_usage (chat, completions)
+  bool rag = false;            // answer from `sources`, with citations
   std::vector<Source> sources;
   double retrieval_ms = 0;
 };
 
-// Makes `plan` answer `q` from the corpus (rag_answer.h): retrieves the
-// sources and completes plan->request, which carries the caller's sampling,
-// max_tokens and stop strings.
+// Makes `plan` answer `q` from the corpus (rag_answer.h) with plan->llm:
+// retrieves the sources and completes plan->request, which carries the
+// caller's sampling, max_tokens and stop strings.
 Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& q, GenerationPlan* plan);
 
 // Returns the immediate error response, or takes the exchange over (deferred)
 // and answers when the generation ends. The returned response is ignored when
 // the exchange was deferred.
-HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan, HttpExchange& exchange);
+HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan,
+                           HttpExchange& exchange);
 
 }  // namespace ragd::app

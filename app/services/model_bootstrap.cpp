@@ -8,29 +8,36 @@
 namespace ragd::app {
 namespace {
 
-std::string FileStem(const std::string& path) {
-  std::string name = std::filesystem::path(path).filename().string();
-  if (name.ends_with(".gguf")) name.resize(name.size() - 5);
-  return name;
-}
-
 Status Failed(const Status& st, const char* what) {
   return Status(st.code(), std::string(what) + st.message());
 }
 
 }  // namespace
 
+std::string LlmId(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  if (name.ends_with(".gguf")) name.resize(name.size() - 5);
+  return name;
+}
+
 Result<Models> LoadModels(const Config& config, const ModelLoadOptions& options) {
   Models m;
   if (options.language_model) {
-    auto engine = inference::Engine::Load(EngineOptionsFor(config));
-    if (!engine.ok()) return Failed(engine.status(), "cannot load the language model: ");
-    m.engine = std::move(engine).value();
-    m.llm_id = FileStem(config.LlmPath());
+    for (const std::string& path : config.LlmPaths()) {
+      LoadedLlm llm{.id = LlmId(path)};
+      for (const LoadedLlm& other : m.llms) {
+        if (other.id == llm.id) return Status::InvalidArgument("models.llm names model " + llm.id + " twice");
+      }
+      auto engine = inference::Engine::Load(EngineOptionsFor(config, path, llm.id));
+      if (!engine.ok())
+        return Failed(engine.status(), ("cannot load the language model " + llm.id + ": ").c_str());
+      llm.engine = std::move(engine).value();
+      m.llms.push_back(std::move(llm));
+    }
   }
 
   retrieval::EmbedderOptions eopts;
-  if (options.share_engine_threads && m.engine) eopts.threads = m.engine->threads();
+  if (options.share_engine_threads && !m.llms.empty()) eopts.threads = m.llms.front().engine->threads();
   auto embedder = retrieval::Embedder::Load(config.EmbeddingPath(), eopts);
   if (!embedder.ok()) return Failed(embedder.status(), "cannot load the embedding model: ");
   m.embedder = std::move(embedder).value();

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/config/config.h"
 #include "inference/engine.h"
@@ -23,18 +24,25 @@ struct ModelLoadOptions {
   bool bulk_ingest = false;  // commit documents without an fsync each (ragd ingest)
 };
 
+// One loaded language model and the id it is served under.
+struct LoadedLlm {
+  std::string id;  // "qwen2.5-coder-1.5b-instruct-q4_k_m": the file name without .gguf
+  std::unique_ptr<inference::Engine> engine;
+};
+
 struct Models {
-  std::unique_ptr<inference::Engine> engine;  // null without options.language_model
+  std::vector<LoadedLlm> llms;  // config.models.llm in order; empty without options.language_model
   std::shared_ptr<retrieval::Embedder> embedder;
   std::unique_ptr<retrieval::Retriever> retriever;
-  std::string llm_id;        // "gemma-3-270m-q4_k_m": the file name without .gguf; "" without engine
-  std::string embedding_id;  // "all-MiniLM-L6-v2": the model folder's name
+  std::string embedding_id;            // "all-MiniLM-L6-v2": the model folder's name
   retrieval::OpenReport index_report;  // what opening the vector index found
 };
 
-// Loads in order language model, embedding model, corpus. Errors keep their
-// code and say which of the three failed ("cannot load the embedding
-// model: ...").
+// Loads in order the language models, the embedding model, the corpus.
+// Errors keep their code and say which failed ("cannot load the language
+// model qwen2.5-coder-0.5b-instruct-q4_k_m: ...", "cannot load the embedding
+// model: ..."); two files with one id are an error.
+std::string LlmId(const std::string& path);
 Result<Models> LoadModels(const Config& config, const ModelLoadOptions& options = {});
 
 // One line on a vector index that was rebuilt or repaired when opened; ""

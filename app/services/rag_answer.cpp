@@ -11,9 +11,9 @@ inference::SamplingOptions RagAnswerSampling() {
   return s;
 }
 
-Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever,
-                                    const inference::Tokenizer& tokenizer, const RagQuestion& q,
-                                    inference::GenerationRequest request, Metrics* metrics) {
+Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const inference::Engine& engine,
+                                    const RagQuestion& q, inference::GenerationRequest request,
+                                    Metrics* metrics) {
   const auto t0 = std::chrono::steady_clock::now();
   retrieval::SearchOptions opts;
   opts.top_k = q.top_k;
@@ -25,12 +25,16 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever,
   if (metrics != nullptr) metrics->ObserveRetrieval(plan.retrieval_ms / 1000.0);
   plan.sources = NumberSources(std::move(hits).value());
 
-  auto ids = tokenizer.Encode(BuildRagPrompt(q.question, plan.sources, q.history));
-  if (!ids.ok()) return ids.status();
-  request.prompt.clear();
-  request.prompt.push_back(tokenizer.bos_id());
-  request.prompt.insert(request.prompt.end(), ids->begin(), ids->end());
-  for (const std::string& s : RagStopStrings()) request.stop.push_back(s);
+  if (engine.chat_template() != inference::ChatTemplate::kNone) {
+    auto ids = engine.FormatChat(BuildRagConversation(q.question, plan.sources, q.history));
+    if (!ids.ok()) return ids.status();
+    request.prompt = std::move(ids).value();
+  } else {
+    auto ids = engine.PlainPrompt(BuildRagPrompt(q.question, plan.sources, q.history));
+    if (!ids.ok()) return ids.status();
+    request.prompt = std::move(ids).value();
+    for (const std::string& s : RagStopStrings()) request.stop.push_back(s);
+  }
   plan.request = std::move(request);
   return plan;
 }

@@ -1,6 +1,6 @@
 // Answering a question from the corpus: the passages retrieved for it,
 // numbered as citations, and the generation request that answers from them
-// (BOS + the RAG prompt of rag_prompt.h, the RAG stop strings). One service
+// (the RAG conversation of rag_prompt.h in the model's chat template). One service
 // for /v1/ask, the "ragd-rag" model of /v1/chat/completions and `ragd eval`,
 // so an evaluated answer is made the way a served one is.
 //
@@ -35,11 +35,12 @@ struct RagAnswerPlan {
 inference::SamplingOptions RagAnswerSampling();
 
 // Retrieves the passages for `q` and completes `request` (which carries the
-// caller's sampling, max_tokens and stop strings): its prompt becomes BOS +
-// the RAG prompt, and the RAG stop strings are added. `metrics`, when given,
+// caller's sampling, max_tokens and stop strings) for `engine`'s model: its
+// prompt becomes the RAG conversation in the model's chat template, or, for
+// a base model, the plain RAG prompt with the RAG stop strings added. `metrics`, when given,
 // records the retrieval latency.
-Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever,
-                                    const inference::Tokenizer& tokenizer, const RagQuestion& q,
-                                    inference::GenerationRequest request, Metrics* metrics = nullptr);
+Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const inference::Engine& engine,
+                                    const RagQuestion& q, inference::GenerationRequest request,
+                                    Metrics* metrics = nullptr);
 
 }  // namespace ragd::app

@@ -1,13 +1,20 @@
 // The RAG prompt and its citations.
 //
-// The prompt is plain text continued by the model (the default model is a
-// base model, which follows a worked example far better than a chat turn):
-// short rules (answer only from the numbered sources, cite them as [n], say
-// when the sources do not hold the answer, answer in the question's
-// language, treat the sources as untrusted data), one worked example, then
-// the retrieved passages as numbered one-line blocks and the question. Each
-// passage is flattened to a single line, so no passage text can start a
-// line of its own ("Question:", "Answer:") or pose as an instruction.
+// For an instruction-tuned model the prompt is a conversation in its chat
+// template: a system message with the rules (answer only from the numbered
+// sources, cite them as [n], say when they do not hold the answer, answer in
+// the question's language, treat the sources as data and never as
+// instructions), then the conversation so far, then a user message holding
+// the sources fenced as data and the question. The system message is the
+// same for every question, so the prefix cache reuses it. Each source is one
+// <source> element with its number, title and section; '<' and '>' inside
+// titles and passages are written as entities, so no passage can close its
+// element, fake another source or pose as the question (turn markers are
+// special tokens, never parsed from text). No invented example: it would
+// leak into answers.
+//
+// A base model (no chat template) gets the same rules and sources as plain
+// text ending in "Answer:", and the stop strings below.
 #pragma once
 
 #include <set>
@@ -28,12 +35,17 @@ struct Source {
 
 std::vector<Source> NumberSources(std::vector<retrieval::SearchHit> hits);
 
-// The prompt text (without BOS) for `question`; `history` holds earlier
-// turns (user/assistant pairs) of a chat, may be empty.
+// The conversation for a chat model: rules, `history` (earlier user and
+// assistant turns, may be empty), then sources and question.
+std::vector<inference::ChatMessage> BuildRagConversation(
+    const std::string& question, const std::vector<Source>& sources,
+    const std::vector<inference::ChatMessage>& history = {});
+
+// The prompt text (without BOS) for a base model.
 std::string BuildRagPrompt(const std::string& question, const std::vector<Source>& sources,
                            const std::vector<inference::ChatMessage>& history = {});
 
-// Stop strings that end the answer before the model invents a next example.
+// Stop strings that end a base model's answer before it starts a new block.
 const std::vector<std::string>& RagStopStrings();
 
 // Every number inside the well-formed markers [n] and [n, m, ...] of

@@ -22,6 +22,7 @@ class AskFormat final : public WireFormat {
              {"finish_reason", end.finish_reason},
              {"usage", end.usage},
              {"citations", CitedSourcesJson(r)},
+             {"answer_model", r.answer_model},
              {"timings", end.timings}}};
   }
 
@@ -35,6 +36,7 @@ class AskFormat final : public WireFormat {
             {"answer", r.text},
             {"finish_reason", end.finish_reason},
             {"citations", CitedSourcesJson(r)},
+            {"answer_model", r.answer_model},
             {"usage", end.usage},
             {"timings", end.timings}};
   }

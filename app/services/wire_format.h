@@ -21,6 +21,7 @@ struct Reply {
   int64_t created = 0;                           // Unix seconds
   std::string model_id;                          // echoed as "model"
   bool rag = false;                              // answered from `sources`, with citations
+  std::string answer_model;                      // the LLM that wrote a RAG answer (routing), "" otherwise
   const std::vector<Source>* sources = nullptr;  // the numbered passages (RAG), else empty
   bool include_usage = false;                    // stream_options.include_usage (OpenAI formats)
   std::string text;                              // the answer so far (all of it once finished)

@@ -27,8 +27,10 @@ std::string WriteFile(const std::string& name, const std::string& text) {
 void CollectKeys(const nlohmann::json& j, const std::string& prefix, std::set<std::string>* out) {
   for (auto& [k, v] : j.items()) {
     const std::string key = prefix.empty() ? k : prefix + "." + k;
-    if (v.is_object()) CollectKeys(v, key, out);
-    else out->insert(key);
+    if (v.is_object())
+      CollectKeys(v, key, out);
+    else
+      out->insert(key);
   }
 }
 
@@ -71,7 +73,8 @@ TEST(ConfigTest, OutOfRangeIsNamed) {
 }
 
 TEST(ConfigTest, EnvironmentOverridesFileAndFlagsOverrideEnvironment) {
-  const std::string file = WriteFile("layers.jsonc", "// comment\n{\"server\": {\"port\": 9001, \"host\": \"0.0.0.0\"}}");
+  const std::string file =
+      WriteFile("layers.jsonc", "// comment\n{\"server\": {\"port\": 9001, \"host\": \"0.0.0.0\"}}");
   std::map<std::string, std::string> env = {{"RAGD_SERVER_PORT", "9002"}, {"RAGD_RETRIEVAL_INDEX", "hnsw"}};
   auto getenv = [&](const char* name) -> const char* {
     auto it = env.find(name);
@@ -100,10 +103,35 @@ TEST(ConfigTest, BadEnvironmentValueNamesTheVariable) {
 TEST(ConfigTest, ModelPathsResolveAgainstModelsDir) {
   auto c = LoadConfig({.overrides = {{"models.dir", "/models"}}});
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->LlmPath(), "/models/gemma-3-270m-q4_k_m.gguf");
+  EXPECT_EQ(c->LlmPath(), "/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf");
+  EXPECT_EQ(c->LlmPaths(), (std::vector<std::string>{"/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+                                                     "/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"}));
   EXPECT_EQ(c->EmbeddingPath(), "/models/all-MiniLM-L6-v2");
   auto abs = LoadConfig({.overrides = {{"models.llm", "/elsewhere/m.gguf"}}});
   EXPECT_EQ(abs->LlmPath(), "/elsewhere/m.gguf");
+  EXPECT_EQ(abs->LlmPaths().size(), 1u);
+}
+
+TEST(ConfigTest, ModelListsFromFileEnvironmentAndFlags) {
+  auto file = LoadConfig({.file = WriteFile("list.jsonc", R"({"models": {"llm": ["a.gguf", "b.gguf"]}})")});
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(file->models.llm, (std::vector<std::string>{"a.gguf", "b.gguf"}));
+  auto one = LoadConfig({.file = WriteFile("one.jsonc", R"({"models": {"llm": "a.gguf"}})")});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->models.llm, std::vector<std::string>{"a.gguf"});
+  auto flags = LoadConfig({.overrides = {{"models.llm", " a.gguf, b.gguf ,c.gguf"}}});
+  ASSERT_TRUE(flags.ok());
+  EXPECT_EQ(flags->models.llm, (std::vector<std::string>{"a.gguf", "b.gguf", "c.gguf"}));
+
+  auto bad = LoadConfig({.file = WriteFile("bad.jsonc", R"({"models": {"llm": ["a.gguf", 3]}})")});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("models.llm"), std::string::npos);
+  auto empty = LoadConfig({.overrides = {{"models.llm", ""}}});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("at least one"), std::string::npos);
+  auto templ = LoadConfig({.overrides = {{"models.chat_templates", "chatml"}}});
+  ASSERT_FALSE(templ.ok());
+  EXPECT_NE(templ.status().message().find("<model id>=<template>"), std::string::npos);
 }
 
 }  // namespace

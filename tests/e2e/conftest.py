@@ -18,6 +18,10 @@ RAGD = os.environ.get("RAGD_BINARY", os.path.join(ROOT, "build", "ragd"))
 ADMIN_USER = "admin"
 ADMIN_PASSWORD = "correct horse battery staple"
 ADMIN_KEY = "rk-test-admin-key-0123456789abcdefghijklmnop"
+# The black-box tests check the server's behaviour, not answer quality: they
+# run the small base model unless a test names its models (RAGD_MODELS_LLM).
+# Answer quality is the evaluation gate's job (ragd eval, the answer model).
+TEST_LLM = "gemma-3-270m-q4_k_m.gguf"
 
 
 def free_port():
@@ -35,7 +39,8 @@ class Server:
         if ingest:
             args += ["--ingest-if-empty", ingest]
         full_env = dict(os.environ, RAGD_ADMIN_USER=ADMIN_USER, RAGD_ADMIN_PASSWORD=ADMIN_PASSWORD,
-                        RAGD_ADMIN_API_KEY=ADMIN_KEY, **(env or {}))
+                        RAGD_ADMIN_API_KEY=ADMIN_KEY, RAGD_MODELS_LLM=TEST_LLM)
+        full_env.update(env or {})
         self.log_path = os.path.join(data_dir, "server.log")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)

@@ -55,13 +55,15 @@ def test_metrics_follow_known_traffic_and_pass_promtool(logged_server):
     assert metric(after, "ragd_http_requests_total", route + ',status="429"') >= 1
     assert metric(after, "ragd_quota_rejections_total") == metric(before, "ragd_quota_rejections_total") + 1
     assert metric(after, "ragd_context_length_errors_total") == metric(before, "ragd_context_length_errors_total") + 1
-    assert metric(after, "ragd_prompt_tokens_total") - metric(before, "ragd_prompt_tokens_total") == usage["prompt_tokens"]
-    assert metric(after, "ragd_generation_tokens_total") - metric(before, "ragd_generation_tokens_total") == \
+    model = 'model="gemma-3-270m-q4_k_m"'
+    assert metric(after, "ragd_prompt_tokens_total", model) - metric(before, "ragd_prompt_tokens_total", model) == \
+        usage["prompt_tokens"]
+    assert metric(after, "ragd_generation_tokens_total", model) - metric(before, "ragd_generation_tokens_total", model) == \
         usage["completion_tokens"]
     assert metric(after, "ragd_time_to_first_token_seconds_count") == \
         metric(before, "ragd_time_to_first_token_seconds_count") + 1
     assert metric(after, "ragd_ready") == 1
-    assert re.search(r"^ragd_kv_cache_bytes [0-9.e+]+$", after, re.M)  # idle now: no cache held
+    assert re.search(r'^ragd_kv_cache_bytes\{model="gemma-3-270m-q4_k_m"\} [0-9.e+]+$', after, re.M)
     # Label sets stay bounded: no user names or ids in any label.
     assert "tiny" not in after
     assert not re.search(r'\b(user|user_id|username|question|prompt)="', after)

@@ -145,13 +145,14 @@ def test_disconnect_mid_stream_frees_the_slot(server):
     deadline = time.time() + 30
     while time.time() < deadline:
         metrics = requests.get(server.url + "/metrics").text
-        running = [l for l in metrics.splitlines() if l.startswith("ragd_requests_running ")]
+        running = [l for l in metrics.splitlines() if l.startswith("ragd_requests_running{")]
         if running and float(running[0].split()[1]) == 0:
             break
         time.sleep(0.2)
     else:
         pytest.fail("the cancelled generation kept running")
-    assert 'ragd_generations_total{finish_reason="cancelled"}' in requests.get(server.url + "/metrics").text
+    assert 'ragd_generations_total{model="gemma-3-270m-q4_k_m",finish_reason="cancelled"}' in \
+        requests.get(server.url + "/metrics").text
 
 
 PROTECTED = [("GET", "/v1/models"), ("POST", "/v1/chat/completions"), ("POST", "/v1/completions"),

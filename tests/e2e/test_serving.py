@@ -17,10 +17,12 @@ def post(server, path, body, **kw):
 
 
 def metric(server, name):
-    for line in requests.get(server.url + "/metrics").text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    raise AssertionError(f"{name} not in /metrics")
+    """The value of a scheduler metric, summed over the models (one here)."""
+    values = [float(line.split()[1]) for line in requests.get(server.url + "/metrics").text.splitlines()
+              if line.startswith(name + " ") or line.startswith(name + "{")]
+    if not values:
+        raise AssertionError(f"{name} not in /metrics")
+    return sum(values)
 
 
 def test_second_question_reuses_the_prompt_prefix(server):
