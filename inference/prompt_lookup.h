@@ -32,11 +32,10 @@ namespace ragd::inference {
 
 struct PromptLookupOptions {
   int max_draft = 8;  // tokens proposed at most
-  // Longest context looked up first (at most NgramCounts::kMaxN). 6 against
-  // 4 (DraftAcceptance::kLongMatch follows it): the same accepted tokens
-  // from fewer drafts (3 rounds of the 20 sample RAG answers, greedy, servers
-  // interleaved: 1145 of 2885 drafts against 1144 of 2982, decode 1.30x
-  // against 1.28x over speculation off); 8 drafted less and accepted less.
+  // Longest context looked up first (at most NgramCounts::kMaxN). 6 rather
+  // than 4 (DraftAcceptance::kLongMatch follows it): as many accepted tokens
+  // from fewer proposed drafts, so fewer rows verified for nothing; 8 drafted
+  // less and accepted less (figures in bench/README.md).
   int ngram_max = 6;
   int ngram_min = 1;  // shortest context tried (>= 1)
   int shared_answers =
@@ -118,9 +117,8 @@ class SharedPhrasing {
 
 // Where a draft token came from: the class its chance is learnt in. A guess
 // from a context that had one follower, or had it more than once, holds far
-// more often than one picked among several (RAG answers, greedy: after a
-// 1-token context 7-19 % against 19-83 %, after 2 tokens 10-37 % against
-// 35-100 %).
+// more often than one picked among several, so the two are learnt apart and
+// the plan can skip the guesses that rarely hold (figures in bench/README.md).
 struct DraftSource {
   bool shared = false;    // SharedPhrasing, not the sequence itself
   int n = 0;              // context length matched

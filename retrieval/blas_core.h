@@ -3,11 +3,10 @@
 // Debian 12's OpenBLAS (0.3.21, DYNAMIC_ARCH) picks its kernels by the CPU's
 // model number when the library loads. CPUs newer than that release
 // (Emerald Rapids, family 6 model 0xCF, for one) get its generic SSE3
-// "Prescott" kernels, about 4x slower on the embedding model's products than
-// its AVX-512 ones (bench/retrieval/bench_embedding: 958 vs 3459 tokens/s
-// on one core). The OPENBLAS_CORETYPE variable names the kernels to use
-// instead, but the library reads it only while it loads, before main(): so a
-// program sets it and starts itself again.
+// "Prescott" kernels, several times slower on the embedding model's products
+// than its AVX-512 ones (figures in bench/README.md). The OPENBLAS_CORETYPE
+// variable names the kernels to use instead, but the library reads it only
+// while it loads, before main(): so a program sets it and starts itself again.
 #pragma once
 
 namespace ragd::retrieval {

@@ -37,8 +37,9 @@ struct EmbedderOptions {
   // > 0: matrix products run single-threaded (OpenBLAS's process-wide thread
   // count is set to 1 at Load) and a batch of several texts is split over this
   // many threads. A server wants this: OpenBLAS's own threads stall when the
-  // cores are busy generating (a question's embedding took ~200 ms instead of
-  // 7 with 8 streams running). 0: OpenBLAS's own threading.
+  // cores are busy generating, and a question's embedding then waits on them
+  // many times longer than it computes (figures in bench/README.md). 0:
+  // OpenBLAS's own threading.
   int threads = 0;
 };
 

@@ -57,9 +57,10 @@ std::unique_ptr<faiss::IndexIDMap2> NewMap(int dim, const VectorIndexOptions& o)
 
 // FAISS parallelizes with OpenMP: over queries for a search (a single query
 // gains nothing) and with per-node spin locks while building HNSW, which
-// crawls when the cores are shared with other work (a 10k-vector build took
-// 38 s instead of ~2 s on 2 busy cores). Every call therefore runs FAISS on
-// the calling thread only; omp_set_num_threads affects only that thread.
+// crawls when the cores are shared with other work (an order of magnitude
+// slower on 2 busy cores, figures in bench/README.md). Every call therefore
+// runs FAISS on the calling thread only; omp_set_num_threads affects only
+// that thread.
 void SerialOpenMp() { omp_set_num_threads(1); }
 
 std::string KindOf(const faiss::Index* inner) {

@@ -27,9 +27,8 @@ constexpr int64_t kTokensPerGroup = 8;
 // that every thread has a share: the scores by runs of keys, the weighted
 // sums by runs of the value dimension (128 values where the head width
 // allows: 256 bytes of each row, which stream in from memory faster than
-// 64-value cuts, bench_kernels --attention). Two or three sequences run
-// faster as whole groups than in pieces (bench_batch, attention per step at
-// 900 positions: 2 sequences 0.78-0.86 ms against 1.04-1.47).
+// 64-value cuts). Two or three sequences run faster as whole groups than
+// cut in pieces, hence one group per thread (figures in bench/README.md).
 constexpr int64_t kGroupsPerThread = 1;
 constexpr int64_t kKeysPerPiece = 128;
 constexpr int64_t kDimsPerPiece = 128;
@@ -116,12 +115,10 @@ class Items {
 // the same thread, find the rows cached). The sum walks rows 64 positions
 // apart, which the prefetchers do not follow far, and a decode step's rows
 // are cold: the weights and the other sequences' caches pass through the
-// last-level cache between two steps. Cold rows, bench_kernels --attention on an AMD EPYC
-// (Zen 5): 512 keys (a sliding window) 31.6 -> 13.6 us, 900 keys 59 -> 40
-// us; warm rows lose 1.5-2 us to the extra pass. (On the Xeon of earlier
-// measurements the walk alone was a little faster at 512 keys: streaming
-// then paid only past ~1000 keys. bench_batch here, 8 sequences at 900
-// positions, 6 runs alternated: 15.2 -> 12.5 ms per step.)
+// last-level cache between two steps. One sequential pass brings cold rows
+// in sooner than the strided walk waits for them; on warm rows the extra
+// pass costs a little, and a decode step's rows are seldom warm (figures in
+// bench/README.md).
 bool StreamsValues(const Item& it) { return it.i % kTokensPerGroup == 0; }
 
 // Pointers to the K (or V) rows of positions it.lo + j0 .. it.lo + j1 - 1,
