@@ -1,12 +1,14 @@
-// Element-wise operations of a transformer layer. GeluTanh and Softmax use the
-// active kernel set's vector versions when it has them.
+// Element-wise operations of a transformer layer. GeluTanh, Softmax, SwiGlu,
+// Argmax and FindAtLeast use the active level's vector versions
+// (dispatch.cpp); Rope and GeluTanhHalf their AVX2 / F16C bodies from
+// IsaLevel::kAvx2 on.
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstdint>
-#include <string>
 #include <vector>
 
+#include "inference/kernels/cpu_features.h"
 #include "inference/kernels/elementwise_impl.h"
 #include "inference/kernels/kernel_set.h"
 #include "inference/kernels/quant_blocks.h"
@@ -53,16 +55,6 @@ int64_t FindAtLeastRef(const float* x, int64_t begin, int64_t n, float t) {
     if (x[i] >= t) return i;
   }
   return n;
-}
-
-const ElementwiseSet& ActiveElementwise() {
-  static const ElementwiseSet& set = []() -> const ElementwiseSet& {
-    const std::string name = ActiveKernels().name;
-    if (name == "avx512vnni") return kAvx512Elementwise;
-    if (name == "avx2") return kAvx2Elementwise;
-    return kScalarElementwise;
-  }();
-  return set;
 }
 
 void SwiGluRef(float* gate, const float* up, int64_t n) {
@@ -137,10 +129,7 @@ __attribute__((target("avx2,fma"))) void RotatePairsFma(float* head, int64_t hal
 }
 
 void RotatePairs(float* head, int64_t half, const float* cos, const float* sin) {
-  static const bool fma = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
+  static const bool fma = kernels::ActiveLevel() >= kernels::IsaLevel::kAvx2;
   if (fma) {
     RotatePairsFma(head, half, cos, sin);
   } else {
@@ -223,10 +212,7 @@ void GeluTanhHalf(float* x, int64_t n) {
     }
     return t;
   }();
-  static const bool f16c = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("f16c") != 0;
-  }();
+  static const bool f16c = kernels::ActiveLevel() >= kernels::IsaLevel::kAvx2;
   if (f16c) return GeluLookupF16c(x, n, table.data());
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];

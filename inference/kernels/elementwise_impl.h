@@ -23,6 +23,7 @@ void SwiGluRef(float* gate, const float* up, int64_t n);
 extern const ElementwiseSet kScalarElementwise;
 extern const ElementwiseSet kAvx2Elementwise;
 extern const ElementwiseSet kAvx512Elementwise;
+// The set of ActiveLevel() (cpu_features.h, dispatch.cpp).
 const ElementwiseSet& ActiveElementwise();
 
 }  // namespace ragd::inference::kernels

@@ -1,6 +1,7 @@
 // llama.cpp-order attention arithmetic (see f16_attention.h): scalar versions
-// (std::fma, bitwise the instruction) and AVX2+FMA ones compiled through
-// function attributes, used when the CPU has them.
+// (std::fma, bitwise the instruction) and AVX2+FMA / AVX-512 ones compiled
+// through function attributes, used at those levels of ActiveLevel()
+// (cpu_features.h).
 #include "inference/kernels/f16_attention.h"
 
 #include <immintrin.h>
@@ -11,8 +12,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "inference/kernels/cpu_features.h"
 #include "inference/kernels/quant_blocks.h"
-#include "inference/kernels/x86_exp.h"
+#include "inference/kernels/x86/exp.h"
 
 namespace ragd::inference {
 namespace {
@@ -20,10 +22,7 @@ namespace {
 using kernels::HalfToFloat;
 
 bool HasAvx2FmaF16c() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  }();
+  static const bool has = kernels::ActiveLevel() >= kernels::IsaLevel::kAvx2;
   return has;
 }
 
@@ -117,10 +116,7 @@ RAGD_F16_AVX2 void DotKeysAvx2(const float* const* q, const uint16_t* const* key
 }
 
 bool HasAvx512() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return HasAvx2FmaF16c() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-  }();
+  static const bool has = kernels::ActiveLevel() >= kernels::IsaLevel::kAvx512Vnni;
   return has;
 }
 

@@ -53,10 +53,10 @@ extern const KernelSet kScalarKernels;
 extern const KernelSet kAvx2Kernels;    // needs AVX2, FMA, F16C
 extern const KernelSet kAvx512Kernels;  // needs AVX-512 F/BW/VL/VNNI (+ AVX2/FMA/F16C)
 
-// Kernel sets this CPU can run, best first (scalar always last).
+// Kernel sets this CPU can run, best first (scalar always last), whatever
+// RAGD_KERNELS says (the tests compare them all).
 int SupportedKernelSets(const KernelSet** out, int capacity);
-// The set MatMul uses (the first of SupportedKernelSets, or the one named by
-// the environment variable RAGD_KERNELS when it is supported).
+// The set MatMul uses: that of ActiveLevel() (cpu_features.h, dispatch.cpp).
 const KernelSet& ActiveKernels();
 
 // MatMul with an explicit kernel set (tests compare the sets through this).

@@ -6,8 +6,9 @@
 // partner (Q8_0 for Q4_0/Q4_1/Q5_0/Q5_1/Q8_0, Q8_K for the K-quants) and
 // multiplied with integer dot products. Each SIMD variant (AVX2+FMA,
 // AVX-512 VNNI) has a scalar reference it is tested against; the best variant
-// the CPU supports is chosen once at run time (the environment variable
-// RAGD_KERNELS=scalar|avx2|avx512vnni forces a supported one, for testing).
+// the CPU supports is chosen once at run time, for every kernel together (the
+// environment variable RAGD_KERNELS=scalar|avx2|avx512vnni forces a supported
+// one, for testing).
 // All functions here are thread-safe unless stated otherwise.
 #pragma once
 

@@ -1,13 +1,18 @@
 // AVX2 + FMA + F16C kernel set (this file is compiled with those flags only
-// and reached through the run-time dispatch in matmul.cpp).
+// and reached through the run-time dispatch in dispatch.cpp). Where each
+// weight type is multiplied:
+//   Q4_0 Q5_0 Q8_0   x86/q4_0_q5_0_q8_0.h (every batch size)
+//   Q4_K Q5_K        x86/q4_k_q5_k.h (rows, lanes), x86/q4_k_q5_k_avx2.h (panels)
+//   Q4_1 Q5_1        as Q4_K / Q5_K (the same panel and lane kernels)
+//   Q6_K             x86/q6_k.h (every batch size)
+//   F32 F16 BF16     x86/f32_f16_bf16.h
+// and the activations are quantized in x86/quantize_q8.h.
 #include "inference/kernels/elementwise_impl.h"
 #include "inference/kernels/kernel_set.h"
-#include "inference/kernels/x86_elementwise.h"
-#include "inference/kernels/x86_legacy_tiles.h"
-#include "inference/kernels/x86_panel_avx2.h"
-#include "inference/kernels/x86_q6k_tiles.h"
-#include "inference/kernels/x86_rowdot.h"
-#include "inference/kernels/x86_rowlanes.h"
+#include "inference/kernels/x86/elementwise.h"
+#include "inference/kernels/x86/q4_k_q5_k_avx2.h"
+#include "inference/kernels/x86/quantize_q8.h"
+#include "inference/kernels/x86/row_dot.h"
 
 namespace ragd::inference::kernels {
 namespace {

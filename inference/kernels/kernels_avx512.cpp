@@ -1,15 +1,21 @@
 // AVX-512 F/BW/VL + VNNI kernel set (this file is compiled with those flags
-// only and reached through the run-time dispatch in matmul.cpp).
+// only and reached through the run-time dispatch in dispatch.cpp). Where each
+// weight type is multiplied:
+//   Q4_0 Q5_0 Q8_0   x86/q4_0_q5_0_q8_0.h (rows, small batches),
+//                    x86/q4_0_q5_0_q8_0_avx512.h (16-row panels, packed weights)
+//   Q4_K Q5_K        x86/q4_k_q5_k.h (rows, lanes), x86/q4_k_q5_k_avx512.h (panels)
+//   Q4_1 Q5_1        as Q4_K / Q5_K (the same panel and lane kernels)
+//   Q6_K             x86/q6_k.h (rows), x86/q6_k_avx512.h (packed weights)
+//   F32 F16 BF16     x86/f32_f16_bf16.h
+// and the activations are quantized in x86/quantize_q8.h.
 #include "inference/kernels/elementwise_impl.h"
 #include "inference/kernels/kernel_set.h"
-#include "inference/kernels/x86_elementwise.h"
-#include "inference/kernels/x86_legacy_panel.h"
-#include "inference/kernels/x86_legacy_tiles.h"
-#include "inference/kernels/x86_panel.h"
-#include "inference/kernels/x86_q6k_panel.h"
-#include "inference/kernels/x86_q6k_tiles.h"
-#include "inference/kernels/x86_rowdot.h"
-#include "inference/kernels/x86_rowlanes.h"
+#include "inference/kernels/x86/elementwise.h"
+#include "inference/kernels/x86/q4_0_q5_0_q8_0_avx512.h"
+#include "inference/kernels/x86/q4_k_q5_k_avx512.h"
+#include "inference/kernels/x86/q6_k_avx512.h"
+#include "inference/kernels/x86/quantize_q8.h"
+#include "inference/kernels/x86/row_dot.h"
 
 namespace ragd::inference::kernels {
 namespace {
@@ -29,6 +35,14 @@ constexpr int64_t kLegacyPanelMinBatch = 32;
 // A weight read in 16-row panels packed at load for every m (Q4_K): its
 // activations are always prepared for the panel kernel.
 bool InPackedPanels(const WeightView& w) { return w.packed != nullptr && w.packed->type == GgmlType::kQ4_K; }
+
+// Q4_K, Q5_0, Q6_K and Q8_0 weights are re-laid out at load for the panel
+// kernels above (packed_weight.h).
+bool PackAvx512(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {
+  if (!HasPackedPanels(w.type)) return false;
+  PackPanels(w, release, out);
+  return true;
+}
 
 const void* PrepareAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m,
                           ThreadPool* pool) {

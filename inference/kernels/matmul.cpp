@@ -1,8 +1,7 @@
-// MatMul front end: picks the kernel set once, quantizes the activation rows,
-// and splits the output rows over the thread pool.
+// MatMul front end: quantizes the activation rows for the active kernel set
+// (dispatch.cpp) and splits the output rows over the thread pool.
 #include <algorithm>
 #include <cassert>
-#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -17,41 +16,7 @@ namespace {
 constexpr int64_t kRowGrain = 16;  // output rows per work item (one weight panel)
 constexpr size_t kMaxTargets = 4;  // weights one MatMulShared pass takes at most
 
-bool CpuHasAvx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-}
-
-bool CpuHasAvx512Vnni() {
-  return CpuHasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-}
-
-const KernelSet& ChooseKernels() {
-  const KernelSet* sets[3];
-  const int n = SupportedKernelSets(sets, 3);
-  if (const char* want = std::getenv("RAGD_KERNELS")) {
-    for (int i = 0; i < n; ++i) {
-      if (std::strcmp(sets[i]->name, want) == 0) return *sets[i];
-    }
-  }
-  return *sets[0];
-}
-
 }  // namespace
-
-int SupportedKernelSets(const KernelSet** out, int capacity) {
-  int n = 0;
-  if (n < capacity && CpuHasAvx512Vnni()) out[n++] = &kAvx512Kernels;
-  if (n < capacity && CpuHasAvx2()) out[n++] = &kAvx2Kernels;
-  if (n < capacity) out[n++] = &kScalarKernels;
-  return n;
-}
-
-const KernelSet& ActiveKernels() {
-  static const KernelSet& ks = ChooseKernels();
-  return ks;
-}
 
 namespace {
 
@@ -196,7 +161,5 @@ void DequantizeRow(const WeightView& w, int64_t row, float* out) {
   if (w.packed != nullptr) return kernels::DequantizePackedRow(*w.packed, row, w.n_in, out);
   kernels::DequantizeRowRef(w.type, w.data + static_cast<size_t>(row) * w.row_bytes, w.n_in, out);
 }
-
-std::string KernelIsaName() { return kernels::ActiveKernels().name; }
 
 }  // namespace ragd::inference

@@ -3,7 +3,7 @@
 //
 // The layouts so far, for Q8_0 and Q5_0 under AVX-512 VNNI (Q4_K, Q6_K below):
 // 16-row panels in the order the legacy panel kernel multiplies
-// (x86_legacy_panel.h), kept in memory so that no step repacks the weight.
+// (x86/q4_0_q5_0_q8_0_avx512.h), kept in memory so that no step repacks the weight.
 // Panel p holds rows 16p .. 16p+15 (rows past the matrix are zero). Lane l
 // of a block is its values 4l..4l+3; the kernel wants, per block and lane,
 // 64 bytes: 4 unsigned quants of each row r at 4r. For block b (32 values of
@@ -20,7 +20,7 @@
 //
 // Q4_K under AVX-512 VNNI: the same 16-row panels, one "block" per 256-value
 // super-block (2368 bytes), in the order of the K-quant panel kernel
-// (x86_panel.h: its Repack, done once here instead of at every step):
+// (x86/panel_avx512.h: its Repack, done once here instead of at every step):
 //   at 64*(8c + t) (c < 4, t < 8): byte 4r+i holds value 64c + 4t + i of row r
 //     (sub-block 2c) in its low nibble, value 64c + 32 + 4t + i (sub-block
 //     2c + 1) in its high nibble;
@@ -31,7 +31,7 @@
 //
 // Q6_K under AVX-512 VNNI: the same 16-row panels, one "block" per 256-value
 // super-block (3392 bytes, whole cache lines), for the Q6_K panel kernel
-// (x86_q6k_panel.h). Value 32k + 4l + i of row r (chunk k < 8, lane l < 8,
+// (x86/q6_k_avx512.h). Value 32k + 4l + i of row r (chunk k < 8, lane l < 8,
 // i < 4) sits at byte 4r+i of lane l's 384 bytes at 384*l:
 //   at 64*p (p < 4): in the low nibble, the low 4 bits of the quant of chunk
 //     p; in the high nibble, those of chunk p + 4;

@@ -1,8 +1,9 @@
-#include "inference/models/vec_ops.h"
+#include "inference/kernels/vec_ops.h"
 
 #include <cmath>
 #include <cstring>
 
+#include "inference/kernels/cpu_features.h"
 #include "inference/kernels/quant_blocks.h"
 
 namespace ragd::inference {
@@ -35,13 +36,15 @@ float RoundToHalfScalar(float f) {
   return std::copysign(std::nearbyint(a / ulp) * ulp, f);
 }
 
+// The AVX2 + FMA and F16C bodies (vec_ops_avx2.cpp) run from IsaLevel::kAvx2
+// on, which has both.
 bool HasF16c() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool has = kernels::ActiveLevel() >= kernels::IsaLevel::kAvx2;
   return has;
 }
 
 bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool has = kernels::ActiveLevel() >= kernels::IsaLevel::kAvx2;
   return has;
 }
 

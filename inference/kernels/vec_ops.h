@@ -1,7 +1,7 @@
 // Small float vector helpers of the forward passes (attention dot products and
-// weighted sums, residual adds). Kept here, private to the models, because
-// the shared kernel set (inference/kernels/kernels.h) has no such entries;
-// an AVX2+FMA variant is picked once at run time when the CPU has it.
+// weighted sums, residual adds, half rounding), used by inference/models. The
+// AVX2 + FMA + F16C bodies (vec_ops_avx2.cpp) run when ActiveLevel()
+// (cpu_features.h) is kAvx2 or above; the scalar ones otherwise.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // AVX2+FMA variants of vec_ops.h (compiled for that ISA through function
-// attributes), called only when the CPU reports both.
+// attributes), called only from IsaLevel::kAvx2 on (vec_ops.cpp).
 #include <immintrin.h>
 
-#include "inference/models/vec_ops.h"
+#include "inference/kernels/vec_ops.h"
 
 namespace ragd::inference::vec_internal {
 

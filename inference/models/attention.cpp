@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "inference/kernels/f16_attention.h"
-#include "inference/models/vec_ops.h"
+#include "inference/kernels/vec_ops.h"
 
 namespace ragd::inference {
 namespace {

@@ -6,7 +6,7 @@
 #include "inference/gguf_names.h"
 #include "inference/models/decoder.h"
 #include "inference/models/tensor_check.h"
-#include "inference/models/vec_ops.h"
+#include "inference/kernels/vec_ops.h"
 
 namespace ragd::inference {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "inference/kernels/x86_exp.h"
+#include "inference/kernels/x86/exp.h"
 
 namespace ragd::inference::kernels {
 namespace {

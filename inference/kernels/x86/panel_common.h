@@ -30,7 +30,7 @@
 #include <cassert>
 #include <vector>
 
-#include "inference/kernels/x86_rowdot.h"
+#include "inference/kernels/x86/common.h"
 
 namespace ragd::inference::kernels {
 namespace {
@@ -167,7 +167,7 @@ void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, const RowScales& rs) {
 
 // One panel of R weight rows (layout above) and its unpacking scratch.
 struct Panel {
-  std::vector<uint8_t> q;       // K/4 * R * 4
+  std::vector<uint8_t> q;         // K/4 * R * 4
   std::vector<float> scale;       // K/S * R (legacy)
   std::vector<float> mterm;       // K/S * R (legacy with a min)
   std::vector<int32_t> iscale;    // K/S * R (K-quants)
@@ -307,7 +307,7 @@ void PrepareActs(const uint8_t* act, size_t stride, int64_t m, int64_t k, Prepar
 // The activations of one MatMul in the panel layout with tiles of kTile rows
 // (built by the calling thread, with `pool` if given; owned by the calling
 // thread until its next call), or nullptr when the type has no panel kernel
-// (Q4_0, Q5_0, Q8_0 and Q6_K take x86_legacy_tiles.h / x86_q6k_tiles.h for
+// (Q4_0, Q5_0, Q8_0 and Q6_K take q4_0_q5_0_q8_0.h / q6_k.h for
 // every batch size).
 template <int kTile>
 const PreparedActs* PreparePanelActsT(GgmlType type, const uint8_t* act, size_t stride, int64_t m, int64_t k,

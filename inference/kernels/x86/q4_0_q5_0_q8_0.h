@@ -1,3 +1,8 @@
+// Q4_0, Q5_0 and Q8_0 weights on AVX2 and AVX-512 VNNI (batches of 32 rows
+// and more, and weights packed at load, on AVX-512: q4_0_q5_0_q8_0_avx512.h),
+// and DotTileLegacy, the one-row kernel of every legacy type (Q4_1 and Q5_1
+// included: vec_dot).
+//
 // Q4_0 / Q5_0 / Q8_0 times Q8A activations for every batch size, in the
 // float order of llama.cpp's x86 kernels for these types (its vec_dot and its
 // tiled sgemm agree): per output, eight float lanes, lane l accumulating over
@@ -15,10 +20,77 @@
 #include <cassert>
 #include <vector>
 
-#include "inference/kernels/x86_rowdot.h"
+#include "inference/kernels/x86/common.h"
 
 namespace ragd::inference::kernels {
 namespace {
+
+// Legacy types: per block, dot of the unsigned quants with each activation row,
+// scaled by d_w*d_a; the offset (Q4_0/Q5_0) or min (Q4_1/Q5_1) term uses the
+// activation block sums.
+template <GgmlType kType, int C>
+void DotTileLegacy(int64_t n, const uint8_t* w_row, const uint8_t* const* acts, float* out) {
+  __m256 acc[C];
+  float corr[C];
+  for (int c = 0; c < C; ++c) {
+    acc[c] = _mm256_setzero_ps();
+    corr[c] = 0;
+  }
+  const BlockQ8A* a[C];
+  for (int c = 0; c < C; ++c) a[c] = reinterpret_cast<const BlockQ8A*>(acts[c]);
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    __m256i q;
+    float dw, mw = 0;
+    if constexpr (kType == GgmlType::kQ4_0) {
+      const auto& blk = reinterpret_cast<const BlockQ4_0*>(w_row)[b];
+      q = UnpackNibbles32(blk.qs);
+      dw = H2F(blk.d);
+    } else if constexpr (kType == GgmlType::kQ4_1) {
+      const auto& blk = reinterpret_cast<const BlockQ4_1*>(w_row)[b];
+      q = UnpackNibbles32(blk.qs);
+      dw = H2F(blk.d);
+      mw = H2F(blk.m);
+    } else if constexpr (kType == GgmlType::kQ5_0) {
+      const auto& blk = reinterpret_cast<const BlockQ5_0*>(w_row)[b];
+      q = UnpackQ5(blk);
+      dw = H2F(blk.d);
+    } else if constexpr (kType == GgmlType::kQ5_1) {
+      const auto& blk = reinterpret_cast<const BlockQ5_1*>(w_row)[b];
+      q = UnpackQ5(blk);
+      dw = H2F(blk.d);
+      mw = H2F(blk.m);
+    } else {  // Q8_0: signed weights
+      const auto& blk = reinterpret_cast<const BlockQ8_0*>(w_row)[b];
+      q = LoadU(blk.qs);
+      dw = H2F(blk.d);
+#if RAGD_X86_VNNI
+      q = _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));  // w + 128 as u8
+#endif
+    }
+    for (int c = 0; c < C; ++c) {
+      const BlockQ8A& ab = a[c][b];
+      __m256i av = LoadU(ab.qs);
+      __m256i isum;
+      if constexpr (kType == GgmlType::kQ8_0 && !RAGD_X86_VNNI) {
+        isum = DotU8I8(_mm256_setzero_si256(), _mm256_sign_epi8(q, q), _mm256_sign_epi8(av, q));
+      } else {
+        isum = DotU8I8(_mm256_setzero_si256(), q, av);
+      }
+      const float ds = dw * ab.d;
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(ds), acc[c]);
+      if constexpr (kType == GgmlType::kQ4_1 || kType == GgmlType::kQ5_1) {
+        corr[c] += mw * ab.d * static_cast<float>(ab.sum);
+      } else if constexpr (kType != GgmlType::kQ8_0 || RAGD_X86_VNNI) {
+        corr[c] += ds * static_cast<float>(ab.sum);
+      }
+    }
+  }
+  constexpr float kOffset = kType == GgmlType::kQ4_0   ? -8.0f
+                            : kType == GgmlType::kQ5_0 ? -16.0f
+                            : kType == GgmlType::kQ8_0 ? -128.0f
+                                                       : 1.0f;  // Q4_1/Q5_1: + min term
+  for (int c = 0; c < C; ++c) out[c] = Hsum(acc[c]) + kOffset * corr[c];
+}
 
 // The int32 -> float conversion of a lane sum s can be done as
 // bits(0x4B400000 + s) - 1.5*2^23: exact for |s| < 2^22 (a lane sums 4

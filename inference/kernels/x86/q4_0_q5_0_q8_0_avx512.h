@@ -1,6 +1,6 @@
 // Q4_0 / Q5_0 / Q8_0 batches for AVX-512 VNNI, in llama.cpp's lane order
-// (x86_legacy_tiles.h): 16 weight rows make a panel in which one vpdpbusd
-// gives a lane of one block for 16 rows (Repack, x86_panel.h: dword i = 8 *
+// (q4_0_q5_0_q8_0.h): 16 weight rows make a panel in which one vpdpbusd
+// gives a lane of one block for 16 rows (Repack, panel_avx512.h: dword i = 8 *
 // block + lane of row r at (i*16 + r)*4; or packed at load, packed_weight.h),
 // read by LegacyLanePairTile with each pair of lanes side by side (two rows'
 // lanes per vector half), so that one 64-bit broadcast serves two lanes of
@@ -11,7 +11,7 @@
 // float steps, so rows are bitwise those of the one-row kernels. Block sums
 // (the tied output's order) have their own tile, BlockSumPanelTile. Included
 // only by kernels_avx512.cpp; internal linkage. The lane sums become floats
-// by the kMagic subtraction (x86_legacy_tiles.h).
+// by the kMagic subtraction (q4_0_q5_0_q8_0.h).
 #pragma once
 
 #include <immintrin.h>
@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "inference/kernels/packed_weight.h"
-#include "inference/kernels/x86_legacy_tiles.h"
-#include "inference/kernels/x86_panel.h"
+#include "inference/kernels/x86/panel_avx512.h"
+#include "inference/kernels/x86/q4_0_q5_0_q8_0.h"
 
 namespace ragd::inference::kernels {
 namespace {
@@ -384,12 +384,6 @@ void MulRowsPacked(const WeightView& w, const uint8_t* act, size_t act_stride, i
   if (w.packed->type == GgmlType::kQ8_0)
     return MulRowsPackedT<GgmlType::kQ8_0, SumOrder::kLlamaCpp>(w, act, act_stride, m, y, ldy, r0, r1);
   MulRowsPackedT<GgmlType::kQ5_0, SumOrder::kLlamaCpp>(w, act, act_stride, m, y, ldy, r0, r1);
-}
-
-bool PackAvx512(const WeightView& w, const PackReleaseFn& release, PackedWeight* out) {
-  if (!HasPackedPanels(w.type)) return false;
-  PackPanels(w, release, out);
-  return true;
 }
 
 // Rows [r0, r1) of a Q4_0 / Q5_0 / Q8_0 weight times m Q8A activation rows,

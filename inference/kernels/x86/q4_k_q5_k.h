@@ -1,20 +1,83 @@
+// Q4_K and Q5_K weights (and Q4_1 / Q5_1, which share their kernels) on
+// AVX2 and AVX-512 VNNI: DotTileQ45K, one weight row at a time (vec_dot and
+// the fallback), and the lane kernel below; batches go through the panels of
+// q4_k_q5_k_avx2.h and q4_k_q5_k_avx512.h.
+//
 // Small-batch (decode) x86 kernel for the types that have a panel kernel:
 // 8 weight rows at a time, unpacked row-major (no transpose); the integer
 // dot of each (weight row, sub-block) is reduced to one int32 lane per row,
 // then each lane takes exactly the float steps of the panel kernels
-// (x86_panel.h, x86_panel_avx2.h: same operations, same order, per lane).
+// (q4_k_q5_k_avx512.h, q4_k_q5_k_avx2.h: same operations, same order, per lane).
 // So an output row of MatMul is bitwise the same whether it comes from here
 // (m < 4) or from a panel (m >= 4): it depends only on its input row.
-// Included after x86_panel_common.h by the per-instruction-set kernel files
+// Included after panel_common.h by the per-instruction-set kernel files
 // (VNNI dot products when compiled with AVX-512 VNNI); internal linkage.
 #pragma once
 
 #include <immintrin.h>
 
-#include "inference/kernels/x86_panel_common.h"
+#include "inference/kernels/x86/panel_common.h"
 
 namespace ragd::inference::kernels {
 namespace {
+
+// Q4_K / Q5_K: scales applied in 16-bit (madd), mins through the bsums.
+template <GgmlType kType, int C>
+void DotTileQ45K(int64_t n, const uint8_t* w_row, const uint8_t* const* acts, float* out) {
+  using Block = std::conditional_t<kType == GgmlType::kQ4_K, BlockQ4_K, BlockQ5_K>;
+  const auto* w = reinterpret_cast<const Block*>(w_row);
+  const BlockQ8K* a[C];
+  __m256 acc[C];
+  float mins_acc[C];
+  for (int c = 0; c < C; ++c) {
+    a[c] = reinterpret_cast<const BlockQ8K*>(acts[c]);
+    acc[c] = _mm256_setzero_ps();
+    mins_acc[c] = 0;
+  }
+  const __m256i low4 = _mm256_set1_epi8(15);
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const Block& blk = w[b];
+    alignas(32) int16_t mins_pairs[16];
+    int16_t scales[8];
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc, mn;
+      UnpackScaleMin(j, blk.scales, &sc, &mn);
+      scales[j] = sc;
+      mins_pairs[2 * j] = mins_pairs[2 * j + 1] = mn;
+    }
+    const float d = H2F(blk.d), dmin = H2F(blk.dmin);
+    __m256i qh = _mm256_setzero_si256();
+    if constexpr (kType == GgmlType::kQ5_K) qh = LoadU(blk.qh);
+    __m256i isum[C];
+    for (int c = 0; c < C; ++c) isum[c] = _mm256_setzero_si256();
+    for (int ch = 0; ch < 4; ++ch) {
+      const __m256i raw = LoadU(blk.qs + 32 * ch);
+      __m256i lo = _mm256_and_si256(raw, low4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+      if constexpr (kType == GgmlType::kQ5_K) {
+        const __m256i bit = _mm256_set1_epi8(1);
+        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch), bit), 4));
+        hi = _mm256_or_si256(hi,
+                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch + 1), bit), 4));
+      }
+      const __m256i sc_lo = _mm256_set1_epi16(scales[2 * ch]);
+      const __m256i sc_hi = _mm256_set1_epi16(scales[2 * ch + 1]);
+      for (int c = 0; c < C; ++c) {
+        const int8_t* aq = a[c][b].qs + 64 * ch;
+        isum[c] = _mm256_add_epi32(isum[c], DotU8I8Scaled(lo, LoadU(aq), sc_lo));
+        isum[c] = _mm256_add_epi32(isum[c], DotU8I8Scaled(hi, LoadU(aq + 32), sc_hi));
+      }
+    }
+    const __m256i mins16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(mins_pairs));
+    for (int c = 0; c < C; ++c) {
+      const BlockQ8K& ab = a[c][b];
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * ab.d), acc[c]);
+      const int32_t mins = HsumI(_mm256_madd_epi16(LoadU(ab.bsums), mins16));
+      mins_acc[c] += dmin * ab.d * static_cast<float>(mins);
+    }
+  }
+  for (int c = 0; c < C; ++c) out[c] = Hsum(acc[c]) - mins_acc[c];
+}
 
 constexpr int kLaneRows = 8;
 
@@ -69,7 +132,7 @@ struct ActView {
 };
 
 // Eight weight rows (already unpacked in p: rows_q row-major, scales as in
-// x86_panel_common.h with R = 8) times one activation row -> 8 lanes of y.
+// panel_common.h with R = 8) times one activation row -> 8 lanes of y.
 template <GgmlType kType>
 __m256 LaneTile(const Panel& p, int64_t k, const ActView<kType>& a) {
   constexpr PanelTraits kT = TraitsFor(kType);
@@ -126,8 +189,8 @@ __m256 LaneTile(const Panel& p, int64_t k, const ActView<kType>& a) {
 }
 
 template <GgmlType kType>
-void MulRowsLanesT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
-                   int64_t r0, int64_t r1) {
+void MulRowsLanesT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                   int64_t ldy, int64_t r0, int64_t r1) {
   thread_local Panel rows;
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int64_t p0 = r0; p0 < r1; p0 += kLaneRows) {
@@ -143,8 +206,8 @@ void MulRowsLanesT(const WeightView& w, const uint8_t* act, size_t act_stride, i
 
 // Rows [r0, r1) times m activation rows (BlockQ8A / BlockQ8K layout); for
 // the panel types only.
-void MulRowsLanes(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
-                  int64_t r0, int64_t r1) {
+void MulRowsLanes(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
+                  int64_t ldy, int64_t r0, int64_t r1) {
   switch (w.type) {
     case GgmlType::kQ4_1:
       return MulRowsLanesT<GgmlType::kQ4_1>(w, act, act_stride, m, y, ldy, r0, r1);
@@ -161,7 +224,8 @@ void MulRowsLanes(const WeightView& w, const uint8_t* act, size_t act_stride, in
 
 // Whether MulRowsLanes handles `type`: the types with a panel kernel.
 constexpr bool HasLaneKernel(GgmlType type) {
-  return type == GgmlType::kQ4_1 || type == GgmlType::kQ5_1 || type == GgmlType::kQ4_K || type == GgmlType::kQ5_K;
+  return type == GgmlType::kQ4_1 || type == GgmlType::kQ5_1 || type == GgmlType::kQ4_K ||
+         type == GgmlType::kQ5_K;
 }
 
 }  // namespace

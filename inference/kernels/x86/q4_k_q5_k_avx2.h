@@ -1,5 +1,5 @@
 // Batched (prefill) kernel for AVX2 on 8-row panels (layout in
-// x86_panel_common.h): vpmaddubsw + vpmaddwd multiply 4 values of 8 weight
+// panel_common.h): vpmaddubsw + vpmaddwd multiply 4 values of 8 weight
 // rows by 4 broadcast activation values. Q8_0 is not handled (its unsigned
 // quants would overflow vpmaddubsw's 16-bit sums) and takes the row path.
 // Included only by kernels_avx2.cpp; internal linkage.
@@ -7,7 +7,7 @@
 
 #include <immintrin.h>
 
-#include "inference/kernels/x86_panel_common.h"
+#include "inference/kernels/x86/panel_common.h"
 
 namespace ragd::inference::kernels {
 namespace {
@@ -92,7 +92,8 @@ void PanelTile8(const Panel& p, const PreparedActs& pa, int64_t c0, float* y, in
       dot(isum);
       const __m256 sc = _mm256_loadu_ps(scale);
       for (int c = 0; c < C; ++c) {
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(sc, _mm256_set1_ps(da[c])), acc[c]);
+        acc[c] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(sc, _mm256_set1_ps(da[c])), acc[c]);
       }
       if constexpr (kT.has_min) {
         const __m256 mt = _mm256_loadu_ps(mterm);
@@ -129,7 +130,8 @@ void PanelTile8(const Panel& p, const PreparedActs& pa, int64_t c0, float* y, in
       }
       const __m256 d = _mm256_loadu_ps(dsup);
       for (int c = 0; c < C; ++c) {
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total[c]), _mm256_mul_ps(d, _mm256_set1_ps(da[c])), acc[c]);
+        acc[c] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(total[c]), _mm256_mul_ps(d, _mm256_set1_ps(da[c])), acc[c]);
       }
       if constexpr (kT.has_min) {
         const __m256 dm = _mm256_loadu_ps(msup);

@@ -1,3 +1,7 @@
+// Q6_K weights on AVX2 and AVX-512 VNNI (packed at load on AVX-512:
+// q6_k_avx512.h): DotTileQ6K, one weight row at a time (vec_dot), and the
+// tiles below.
+//
 // Q6_K times Q8K activations for every batch size, in the float order of
 // llama.cpp's x86 Q6_K dot product (which it uses for every batch size):
 // per output eight int32 lanes per super-block, lane l = sum over the 32-value
@@ -15,10 +19,63 @@
 
 #include <vector>
 
-#include "inference/kernels/x86_rowdot.h"
+#include "inference/kernels/x86/common.h"
 
 namespace ragd::inference::kernels {
 namespace {
+
+// Q6_K: quants 0..63, signed 8-bit scales per 16 values, -32 offset through
+// the bsums.
+template <int C>
+void DotTileQ6K(int64_t n, const uint8_t* w_row, const uint8_t* const* acts, float* out) {
+  const auto* w = reinterpret_cast<const BlockQ6_K*>(w_row);
+  const BlockQ8K* a[C];
+  float acc[C];
+  for (int c = 0; c < C; ++c) {
+    a[c] = reinterpret_cast<const BlockQ8K*>(acts[c]);
+    acc[c] = 0;
+  }
+  const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const BlockQ6_K& blk = w[b];
+    const __m256i scales16 =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.scales)));
+    alignas(32) int16_t sc[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sc), scales16);
+    __m256i isum[C];
+    for (int c = 0; c < C; ++c) isum[c] = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      const __m256i ql0 = LoadU(blk.ql + 64 * h), ql1 = LoadU(blk.ql + 64 * h + 32);
+      const __m256i qh = LoadU(blk.qh + 32 * h);
+      const __m256i q[4] = {
+          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
+          _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
+      };
+      for (int k = 0; k < 4; ++k) {
+        // 32 values = sub-blocks 8h+2k and 8h+2k+1 (16 each).
+        const int j = 8 * h + 2 * k;
+        const __m256i s = _mm256_set_m128i(_mm_set1_epi16(sc[j + 1]), _mm_set1_epi16(sc[j]));
+        for (int c = 0; c < C; ++c) {
+          isum[c] = _mm256_add_epi32(isum[c], DotU8I8Scaled(q[k], LoadU(a[c][b].qs + 128 * h + 32 * k), s));
+        }
+      }
+    }
+    const float d = H2F(blk.d);
+    for (int c = 0; c < C; ++c) {
+      const BlockQ8K& ab = a[c][b];
+      // One exact integer per super-block (the -32 offset cancels most of
+      // the lane sums, so it is applied before rounding to float).
+      const int32_t off = HsumI(_mm256_madd_epi16(LoadU(ab.bsums), scales16));
+      acc[c] += ab.d * d * static_cast<float>(HsumI(isum[c]) - 32 * off);
+    }
+  }
+  for (int c = 0; c < C; ++c) out[c] = acc[c];
+}
 
 constexpr int kQ6Rows = 4;
 
@@ -40,17 +97,21 @@ inline void UnpackQ6Row(const BlockQ6_K* blk, int64_t nb, uint8_t* q, int16_t* s
       const __m256i ql0 = LoadU(x.ql + 64 * h), ql1 = LoadU(x.ql + 64 * h + 32);
       const __m256i qh = LoadU(x.qh + 32 * h);
       uint8_t* out = q + 256 * b + 128 * h;
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
-                          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32),
-                          _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 64),
-                          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 96),
-                          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)));
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(out),
+          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)));
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(out + 32),
+          _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)));
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(out + 64),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)));
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(out + 96),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)));
     }
   }
 }

@@ -1,6 +1,6 @@
 // Q6_K weights packed at load (packed_weight.h) times Q8K activation rows on
 // AVX-512 VNNI, for every batch size: bitwise the rows of the Q6_K row kernel
-// (x86_q6k_tiles.h, llama.cpp's order), 16 weight rows at a time.
+// (q6_k.h, llama.cpp's order), 16 weight rows at a time.
 //
 // Per output and super-block llama.cpp keeps eight int32 lanes: lane l sums,
 // over the eight 32-value chunks k, sc[2k + (l >= 4)] times the dot of values
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "inference/kernels/packed_weight.h"
-#include "inference/kernels/x86_rowdot.h"
+#include "inference/kernels/x86/common.h"
 
 namespace ragd::inference::kernels {
 namespace {

@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
+#include "inference/kernels/cpu_features.h"
+#include "inference/kernels/elementwise_impl.h"
 #include "inference/kernels/kernel_set.h"
 #include "test_util.h"
 
@@ -36,9 +40,31 @@ TEST(KernelSets, ScalarAlwaysPresentAndActiveIsBest) {
     EXPECT_EQ(&ActiveKernels(), sets.front());
   }
   EXPECT_EQ(KernelIsaName(), ActiveKernels().name);
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) {
+  EXPECT_STREQ(sets.front()->name, IsaLevelName(SupportedLevel()));
+  if (HostCpu().avx512vnni && HostCpu().avx512bw) {
     EXPECT_STREQ(sets.front()->name, "avx512vnni");
+  }
+}
+
+// RAGD_KERNELS names the level of every vectorised path: the matmul set and
+// the element-wise set are those of ActiveLevel(), which is the named level
+// when the CPU supports it.
+TEST(KernelSets, OneLevelForEveryPath) {
+  EXPECT_STREQ(ActiveKernels().name, IsaLevelName(ActiveLevel()));
+  const ElementwiseSet* want = &kScalarElementwise;
+  if (ActiveLevel() == IsaLevel::kAvx2) want = &kAvx2Elementwise;
+  if (ActiveLevel() == IsaLevel::kAvx512Vnni) want = &kAvx512Elementwise;
+  EXPECT_EQ(&ActiveElementwise(), want);
+  EXPECT_LE(static_cast<int>(ActiveLevel()), static_cast<int>(SupportedLevel()));
+  const char* env = std::getenv("RAGD_KERNELS");
+  if (env == nullptr) {
+    EXPECT_EQ(ActiveLevel(), SupportedLevel());
+    return;
+  }
+  for (int l = 0; l <= static_cast<int>(SupportedLevel()); ++l) {
+    if (std::strcmp(env, IsaLevelName(static_cast<IsaLevel>(l))) == 0) {
+      EXPECT_EQ(static_cast<int>(ActiveLevel()), l);
+    }
   }
 }
 
