@@ -92,7 +92,7 @@ void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* o
 }
 
 void RmsNormRows(const float* x, const float* weight, int64_t rows, int64_t n, float eps, float* out) {
-  constexpr int kTogether = 4;  // 8 rows of 640 values: 5.1 us one by one, 1.8-2.6 us four at a time
+  constexpr int kTogether = 4;  // four chains hide the latency of the double adds
   int64_t r = 0;
   for (; r + kTogether <= rows; r += kTogether)
     RmsNormTogether<kTogether>(x + r * n, weight, n, eps, out + r * n);

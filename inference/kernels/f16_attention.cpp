@@ -70,10 +70,8 @@ __attribute__((target("avx2,fma"))) inline float Reduce16Avx2(__m256 lo, __m256 
 
 // The score kernels ask for key row j + kKeysAhead while they multiply row
 // j: the hardware prefetchers do not run ahead of a walk through row
-// pointers (bench_kernels --attention, 900 cold keys: 69 -> 51 us with
-// AVX-512, 80-86 -> 56 us with AVX2, 8 rows ahead). Once the AVX-512 kernel
-// took two keys per pass, 16 rows ahead beat 8 and 32 (AMD EPYC Zen 5, cold
-// keys: 512 13.0 -> 11.4 us, 900 22.1 -> 19.5, 2048 48 -> 41).
+// pointers. Since the AVX-512 kernel takes two keys per pass, 16 rows ahead
+// beats 8 and 32.
 constexpr int64_t kKeysAhead = 16;
 
 inline void PrefetchRow(const uint16_t* row, int64_t n) {
@@ -196,8 +194,7 @@ RAGD_F16_AVX512 inline void PairSums(const float* const* q, const uint16_t* cons
 // The combined accumulators (a0 + a2) + (a1 + a3). Pairs 0 + 2 run first,
 // then 1 + 3, so at most 3 x NQ x NK vectors are live: with NK = 2 each query
 // load serves two keys and each key load four queries (the loads, not the
-// FMAs, bound the one-key version: bench_kernels --attention, warm keys, 512
-// 11.0 -> 9.1 us, 900 20.0 -> 16.5, 2048 44.5 -> 37).
+// FMAs, bound the one-key version).
 template <int NQ, int NK>
 RAGD_F16_AVX512 inline void CombinedSums(const float* const* q, const uint16_t* const* keys, int64_t n,
                                          __m512 (&sum)[NQ][NK]) {

@@ -41,8 +41,7 @@ void WeightedRowSumF16Order(const float* w, int nq, const uint16_t* const* value
 // positions apart, lane class by lane class: a pattern the hardware
 // prefetchers do not follow (and prefetch instructions did not help), so from
 // a cold cache every line came in on its own. Streamed in row order first,
-// the rows come in at memory speed (bench_kernels --attention: a cold 900-row
-// weighted sum of 256 values fell from ~95 us to ~55 us). From a warm cache it
+// the rows come in at memory speed. From a warm cache it
 // is a few us of wasted loads, so callers stream rows they expect to be cold.
 void StreamRowsF16(const uint16_t* const* rows, int64_t n_rows, int64_t n);
 

@@ -21,15 +21,12 @@ namespace ragd::inference::kernels {
 namespace {
 
 // K-quants: from this many activation rows on, repacking 16-row panels pays
-// off (bench_kernels --batch, Q4_K layer matrices, Zen 4: m = 4 takes
-// 1.77-1.93 ms streamed, 1.45 through panels, m = 6 2.35-2.47 vs 1.63; at 2
-// and 3 rows panels gain nothing). Both paths give bitwise the same rows.
+// off (at 2 and 3 rows panels gain nothing). Both paths give bitwise the same
+// rows.
 constexpr int64_t kPanelMinBatch = 4;
 // Q4_0/Q5_0/Q8_0: from this many rows on, 16-row panels beat row pairs, whose
-// weight loads stream in spread over their compute (bench_kernels --batch:
-// the Q8_0 output matrix at m = 16 takes 31-38 ms in pairs, 41-57 through
-// panels, at 24 47-52 vs 55-61; the Q5_0 layer matrices are even from 16 to
-// 32, panels ahead beyond). Both give bitwise the same rows.
+// weight loads stream in spread over their compute. Both give bitwise the
+// same rows.
 constexpr int64_t kLegacyPanelMinBatch = 32;
 
 // A weight read in 16-row panels packed at load for every m (Q4_K): its

@@ -420,19 +420,13 @@ void MulRowsLegacyT(const WeightView& w, const uint8_t* act, size_t act_stride, 
   int64_t r = r0;
 #if RAGD_X86_VNNI
   // Every batch size in groups of rows, m = 1 too: its weight rows stream in
-  // faster spread over the groups' compute than a row at a time
-  // (bench_kernels --batch, the output matrix: 13-15 ms against 16-19).
+  // faster spread over the groups' compute than a row at a time.
   r = LegacyRowsBatched<kType>(w, act, act_stride, offs.data(), m, y, ldy, r0, r1);
 #endif
   // The rows left one at a time (one memory stream); without VNNI every row,
-  // whatever m, in tiles of 4 activation rows. Tiles of several weight rows
-  // keep their accumulators on the stack with 16 ymm registers: on Zen 3 (the
-  // 262144 x 640 output matrix, 2 threads) one row at a time took 9-10 ms at
-  // m = 2, 14-15 at m = 4 and 27 at m = 8 where 4-row tiles took 18-19, 25-29
-  // and 41; on an AMD EPYC (Zen 5), the layers' Q5_0 products (bench_kernels
-  // --kernels avx2 --batch, 2 runs) 2.30-2.39 ms at m = 2, 3.5-3.9 at m = 4,
-  // 6.5-6.6 at m = 8 and 12.8-13.0 at m = 16 where 4 x 3 tiles took 4.8-4.9,
-  // 7.1, 10.4-11.1 and 18.1-19.9.
+  // whatever m, in tiles of 4 activation rows: tiles of several weight rows
+  // keep their accumulators on the stack with 16 ymm registers, and were
+  // slower at every m.
   for (; r < r1; ++r) {
     PrefetchRows(w, r + 16, 1);
     LegacyRow<kType>(w, act, act_stride, offs.data(), m, y, ldy, r);

@@ -59,11 +59,8 @@ inline void StorePairScales(__m512 d, float* out) {
 // two vectors with each row's d_w in both dwords of its pair (StorePairScales).
 // One 64-bit broadcast then brings the activation quads (and another the
 // lane offsets) of two lanes: 1.5 loads a lane step for two activation rows
-// where a tile of one lane per vector needs 2.5 (bench_kernels --peak, the
-// two mixes on an AMD EPYC Zen 5 core: 3.75-3.77 G lane steps/s against
-// 3.27-3.28; bench_kernels --batch, the layers' Q5_0 products at m = 8:
-// 2.26-2.51 -> 1.97-2.08 ms, m = 32: 7.4-8.1 -> 6.4-6.9). pf->Next(), when
-// pf is set, runs once per block.
+// where a tile of one lane per vector needs 2.5, and the loads bound these
+// tiles. pf->Next(), when pf is set, runs once per block.
 template <int C, bool kInterleave>
 void LegacyLanePairTile(const uint8_t* q, const float* pair_scale, int64_t nb, const uint8_t* const* acts,
                         const int32_t* const* offs, float* y, int64_t ldy, __mmask16 store_mask,
@@ -129,8 +126,7 @@ void LegacyLanePairTile(const uint8_t* q, const float* pair_scale, int64_t nb, c
 // Integer sums are exact, so one panel with few rows splits the eight into
 // two chains (latency) for free. Two panels share each activation broadcast:
 // a vpdpbusd then needs 1.5 loads instead of 2, which is what bounded the
-// one-panel tile (hot in L1 on an AMD EPYC Zen 5: 4.6-5.1 G vpdpbusd/s per
-// core against 6.2 for two panels of 4-5 rows; the core issues 7.7). The
+// one-panel tile (hot in L1). The
 // empty asm statements keep the weight and activation vectors in registers:
 // without them GCC folds each use back into a load. store_mask: the rows of
 // the last panel that exist.
@@ -190,10 +186,7 @@ constexpr int kBlockSumCols = 8;
 constexpr int kBlockSumPairCols = 5;
 // Two panels per tile from this many rows on. With fewer the product waits
 // on memory more than on the loads that pairs save, and pairs (two streams,
-// more tiles) ran slower: bench_kernels --batch, the output matrix on an AMD
-// EPYC (Zen 5), 3 runs alternated, one panel vs two: m = 1 3.7 vs 4.3 ms,
-// m = 8 4.1-4.5 vs 4.4-4.7, m = 12 4.2-5.0 vs 4.2-4.4, m = 16 5.4-6.5 vs
-// 4.6-4.8, m = 32 12.6-13.5 vs 9.3-9.9.
+// more tiles) ran slower.
 constexpr int64_t kBlockSumPairMinRows = 12;
 
 // Two activation rows per tile: 8 accumulators each fill the registers.
@@ -305,9 +298,7 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
       BlockSumPanelTile<2, 5>};
   // The range's first two panels are asked for at once: the loop below asks
   // for each panel two ahead of the one it multiplies, so without this every
-  // work item (a few panels, handed out dynamically) started on cold ones
-  // (bench_kernels --batch, the layers' Q5_0 products, 4 runs alternated:
-  // m = 1 0.93-1.05 -> 0.84-0.93 ms, m = 8 1.97-2.11 -> 1.87-1.97).
+  // work item (a few panels, handed out dynamically) started on cold ones.
   {
     const int64_t first = r0 / kPanelRows, last = std::min<int64_t>(first + 2, n_panels);
     const size_t bytes = first < last ? pw.panel_bytes * static_cast<size_t>(last - first) : 0;
@@ -322,8 +313,7 @@ void MulRowsPackedT(const WeightView& w, const uint8_t* act, size_t act_stride, 
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
     // Block sums: the rows in tiles as even as the tile width allows (10 on
     // one panel: 5 + 5), but three rows on one panel as 1 + 2: a tile of
-    // three took longer than one of four on an AMD EPYC (Zen 5; bench_kernels
-    // --batch, the output matrix at m = 3 4.9 ms, m = 4 4.2, as 1 + 2 3.9).
+    // three took longer than one of four.
     // A row's sums do not depend on its tile.
     const int64_t cols = !kBlockSums ? kLegacyPanelCols : np == 2 ? kBlockSumPairCols : kBlockSumCols;
     const int64_t n_tiles = kBlockSums && np == 1 && m == 3 ? 2 : (m + cols - 1) / cols;

@@ -62,8 +62,7 @@ struct ExpandedKPanel : ExpandedQuants {
 //
 // Meanwhile the same super-block of the next panel streams in, a few lines
 // per sub-block: the tiles' walk is no stream the hardware prefetchers
-// follow (bench_batch --context 900 --drafts none, 8 sequences, 5 runs
-// alternated: 11.67-12.13 -> 10.91-11.49 ms a step).
+// follow.
 struct PackedQ4KPanel {
   static constexpr int kLines = static_cast<int>((PackedQ4K::kBytes + 63) / 64);  // of a super-block
   static constexpr int kLinesPerSub = (kLines + 7) / 8;
@@ -273,9 +272,7 @@ inline void ExpandPackedQ4K(const PackedWeight& pw, int64_t panel, Panel* p) {
 // Activation rows up to which MulRowsPackedPanel's tiles read the packed
 // panels directly (PackedQ4KPanel) instead of expanding each panel first:
 // with one or two tiles a panel the expansion is mostly a round trip through
-// memory (bench_kernels --batch, the layers' Q4_K products, 2 runs each:
-// m = 1 0.47-0.53 -> 0.25-0.26 ms, m = 8 1.05-1.14 -> 0.77-0.78, m = 16
-// 1.41-1.59 -> 1.25-1.44; at 24 and 32 rows expanding once was no slower).
+// memory (at 24 and 32 rows expanding once was no slower).
 constexpr int64_t kPackedQ4KDirectMaxRows = 2 * kPanelCols;
 
 // Rows [r0, r1) (r0 a multiple of 16) of a Q4_K weight packed at load times

@@ -163,10 +163,7 @@ void MulRowsPackedQ6K(const WeightView& w, const uint8_t* act, size_t act_stride
     const auto mask = static_cast<__mmask16>((1u << rows) - 1);
     // The next panel of the range streams in while this one is multiplied:
     // its tiles walk the super-blocks lane by lane (eight passes for eight
-    // activation rows), which the hardware prefetchers do not follow
-    // (bench_batch --context 900 --drafts none, 4 runs alternated: 1
-    // sequence 5.70-6.09 -> 5.44-5.85 ms a step, 8 sequences 11.27-11.84 ->
-    // 10.91-11.58).
+    // activation rows), which the hardware prefetchers do not follow.
     if (m <= kQ6PrefetchMaxRows && p0 + kPackedPanelRows < r1) {
       const char* next = reinterpret_cast<const char*>(w.packed->panel(panel + 1));
       for (size_t off = 0; off < w.packed->panel_bytes; off += 64) _mm_prefetch(next + off, _MM_HINT_T0);
