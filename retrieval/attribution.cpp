@@ -43,8 +43,9 @@ std::string RenderMarker(const std::vector<int>& numbers) {
   return out + "]";
 }
 
-// Where an added marker goes: before the final run of punctuation and
-// closers, or at the end when the sentence has no final punctuation.
+// Where an added marker goes: before the sentence's final punctuation (after
+// any closing quote, bracket or code span ahead of it), or at the end when the
+// sentence has no final punctuation.
 size_t MarkerInsertPosition(std::string_view s) {
   size_t pos = s.size();
   bool punctuation = false;
@@ -64,7 +65,15 @@ size_t MarkerInsertPosition(std::string_view s) {
     if (len == 0) break;
     pos -= len;
   }
-  return punctuation ? pos : s.size();
+  if (!punctuation) return s.size();
+  // Closers before the punctuation stay with the text they close: the
+  // marker never lands inside a code span, emphasis or parentheses.
+  for (size_t i = pos; i < s.size(); ++i) {
+    for (std::string_view p : {".", "!", "?", "\u2026", "\u3002", "\uFF01", "\uFF1F"}) {
+      if (s.substr(i).starts_with(p)) return i;
+    }
+  }
+  return pos;
 }
 
 // True when the byte before `pos` ends a CJK character (U+3000 and above in a

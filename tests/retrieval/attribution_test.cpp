@@ -210,6 +210,10 @@ TEST(AttributionTest, MarkerBeforeTheFinalPunctuation) {
       {"Is the default port 8080?", "Is the default port 8080 [1]?"},
       {"He wrote \"the default port is 8080.\"", "He wrote \"the default port is 8080 [1].\""},
       {"**The default port is 8080.**", "**The default port is 8080 [1].**"},
+      // Closers ahead of the punctuation stay with their text: no marker
+      // inside a code span or parentheses.
+      {"The default port is `8080`.", "The default port is `8080` [1]."},
+      {"The default port is 8080 (the default port).", "The default port is 8080 (the default port) [1]."},
       {"The default port is 8080", "The default port is 8080 [1]"},
   };
   for (const auto& c : cases) {
