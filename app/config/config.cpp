@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -59,6 +60,9 @@ Status SetFromJson(Config& config, const ConfigField& field, const json& v) {
       if (!item.is_string()) return bad;
       (*list)->push_back(item.get<std::string>());
     }
+  } else if (auto* d = std::get_if<double*>(&t)) {
+    if (!v.is_number()) return Status::InvalidArgument("config key '" + field.key + "' must be a number");
+    **d = v.get<double>();
   } else {
     if (!v.is_number_integer())
       return Status::InvalidArgument("config key '" + field.key + "' must be an integer");
@@ -203,6 +207,12 @@ const std::vector<ConfigField>& ConfigFields() {
           "rag.fallback_waiting",
           "requests waiting for the answer model at which ragd-rag answers with the fast model; 0 = never",
           rag.fallback_waiting),
+      RAGD_FIELD("rag.abstain_dense_below",
+                 "best passage cosine under which (with no lexical match) the documents do not say",
+                 rag.abstain_dense_below),
+      RAGD_FIELD("rag.abstain_lexical_below",
+                 "BM25 score under which a passage shares no word with the question",
+                 rag.abstain_lexical_below),
       RAGD_FIELD("quota.tokens_per_period", "default per-user token budget", quota.tokens_per_period),
       RAGD_FIELD("quota.period", "budget period: day or month", quota.period),
       RAGD_FIELD("quota.requests_per_minute", "per-user request rate limit", quota.requests_per_minute),
@@ -242,6 +252,14 @@ Status SetConfigValue(Config& config, const std::string& key, const std::string&
     else
       return Status::InvalidArgument("config key '" + key + "' must be true or false (got \"" + value +
                                      "\")");
+    return Status::Ok();
+  }
+  if (auto* d = std::get_if<double*>(&t)) {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !std::isfinite(v))
+      return Status::InvalidArgument("config key '" + key + "' must be a number (got \"" + value + "\")");
+    **d = v;
     return Status::Ok();
   }
   int64_t v = 0;

@@ -68,6 +68,13 @@ struct RetrievalConfig {
 struct RagConfig {
   std::string fast_model;        // model id of "ragd-rag-fast"; "" = the second of models.llm
   int64_t fallback_waiting = 2;  // "ragd-rag" falls over to the fast model when this many wait; 0 = never
+  // Retrieval found nothing relevant when the best passage's cosine is under
+  // abstain_dense_below and no passage shares a word with the question (BM25
+  // under abstain_lexical_below): ragd then says the documents do not say,
+  // without generating. From the labelled set (tests/data/rag_eval.jsonl): no
+  // answerable question falls under them.
+  double abstain_dense_below = 0.15;
+  double abstain_lexical_below = 0.5;
 };
 
 struct QuotaConfig {
@@ -104,7 +111,7 @@ struct Config {
 struct ConfigField {
   // A list is a JSON array of strings in a file, comma-separated in the
   // environment and on the command line.
-  using Target = std::variant<std::string*, int64_t*, bool*, std::vector<std::string>*>;
+  using Target = std::variant<std::string*, int64_t*, bool*, std::vector<std::string>*, double*>;
   std::string key;
   std::string help;
   std::function<Target(Config&)> target;

@@ -2,11 +2,12 @@
 
 namespace ragd::app {
 
-#define RAGD_TRY_ASSIGN(var, expr)          \
-  auto var = (expr);                        \
+#define RAGD_TRY_ASSIGN(var, expr) \
+  auto var = (expr);               \
   if (!var.ok()) return var.status();
 
-Result<GenerationOptions> ReadGenerationOptions(const Json& body, const GenerationOptions& defaults, int vocab_size) {
+Result<GenerationOptions> ReadGenerationOptions(const Json& body, const GenerationOptions& defaults,
+                                                int vocab_size) {
   GenerationOptions o = defaults;
   RAGD_TRY_ASSIGN(temperature, OptionalNumber(body, "temperature", 0, 2));
   if (*temperature) o.sampling.temperature = static_cast<float>(**temperature);
@@ -34,7 +35,8 @@ Result<GenerationOptions> ReadGenerationOptions(const Json& body, const Generati
   (void)n;
 
   if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null()) {
-    if (!it->is_object()) return Status::InvalidArgument("field 'logit_bias' must be an object of token id -> bias");
+    if (!it->is_object())
+      return Status::InvalidArgument("field 'logit_bias' must be an object of token id -> bias");
     for (auto& [key, value] : it->items()) {
       int64_t id = -1;
       try {
@@ -57,7 +59,8 @@ Result<GenerationOptions> ReadGenerationOptions(const Json& body, const Generati
       o.stop.push_back(it->get<std::string>());
     } else if (it->is_array() && it->size() <= 4) {
       for (const auto& s : *it) {
-        if (!s.is_string()) return Status::InvalidArgument("field 'stop' must be a string or an array of strings");
+        if (!s.is_string())
+          return Status::InvalidArgument("field 'stop' must be a string or an array of strings");
         o.stop.push_back(s.get<std::string>());
       }
     } else {
@@ -76,6 +79,42 @@ Result<GenerationOptions> ReadGenerationOptions(const Json& body, const Generati
   }
   if (Status st = inference::ValidateSamplingOptions(o.sampling, vocab_size); !st.ok()) return st;
   return o;
+}
+
+Result<std::vector<inference::ChatMessage>> ReadMessages(const Json& body) {
+  auto it = body.find("messages");
+  if (it == body.end() || !it->is_array() || it->empty())
+    return Status::InvalidArgument("field 'messages' must be a non-empty array");
+  std::vector<inference::ChatMessage> out;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& m = (*it)[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) return Status::InvalidArgument("field '" + where + "' must be an object");
+    auto role = RequiredString(m, "role", 32);
+    if (!role.ok()) return Status::InvalidArgument(where + ": " + role.status().message());
+    std::string r = *role == "developer" ? "system" : *role;
+    if (r != "system" && r != "user" && r != "assistant")
+      return Status::InvalidArgument("field '" + where + ".role' must be system, user or assistant");
+    std::string content;
+    auto c = m.find("content");
+    if (c == m.end() || c->is_null()) {
+      content = "";
+    } else if (c->is_string()) {
+      content = c->get<std::string>();
+    } else if (c->is_array()) {
+      for (const Json& part : *c) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+            !part["text"].is_string())
+          return Status::InvalidArgument("field '" + where + ".content' supports only text parts");
+        content += part["text"].get<std::string>();
+      }
+    } else {
+      return Status::InvalidArgument("field '" + where +
+                                     ".content' must be a string or an array of text parts");
+    }
+    out.push_back({r, content});
+  }
+  return out;
 }
 
 }  // namespace ragd::app

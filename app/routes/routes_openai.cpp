@@ -53,43 +53,6 @@ GenerationOptions DefaultOptions(const AppContext& ctx) {
   return o;
 }
 
-// {"role","content"} where content is a string or an array of text parts.
-Result<std::vector<inference::ChatMessage>> ReadMessages(const Json& body) {
-  auto it = body.find("messages");
-  if (it == body.end() || !it->is_array() || it->empty())
-    return Status::InvalidArgument("field 'messages' must be a non-empty array");
-  std::vector<inference::ChatMessage> out;
-  for (size_t i = 0; i < it->size(); ++i) {
-    const Json& m = (*it)[i];
-    const std::string where = "messages[" + std::to_string(i) + "]";
-    if (!m.is_object()) return Status::InvalidArgument("field '" + where + "' must be an object");
-    auto role = RequiredString(m, "role", 32);
-    if (!role.ok()) return Status::InvalidArgument(where + ": " + role.status().message());
-    std::string r = *role == "developer" ? "system" : *role;
-    if (r != "system" && r != "user" && r != "assistant")
-      return Status::InvalidArgument("field '" + where + ".role' must be system, user or assistant");
-    std::string content;
-    auto c = m.find("content");
-    if (c == m.end() || c->is_null()) {
-      content = "";
-    } else if (c->is_string()) {
-      content = c->get<std::string>();
-    } else if (c->is_array()) {
-      for (const Json& part : *c) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string())
-          return Status::InvalidArgument("field '" + where + ".content' supports only text parts");
-        content += part["text"].get<std::string>();
-      }
-    } else {
-      return Status::InvalidArgument("field '" + where +
-                                     ".content' must be a string or an array of text parts");
-    }
-    out.push_back({r, content});
-  }
-  return out;
-}
-
 std::string Base64Floats(const std::vector<float>& v) {
   static const char* kChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());

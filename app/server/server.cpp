@@ -142,6 +142,7 @@ void RagServer::Stop() {
   if (http_) http_->Shutdown();
   if (loader_.joinable()) loader_.join();
   for (auto& llm : ctx_.llms) llm->scheduler.reset();  // cancels running generations
+  ctx_.attribution.reset();                            // finishes the answers' last sentences
   ctx_.ingest_queue.reset();                           // finishes the upload in progress
   if (ctx_.retriever) ctx_.retriever->SaveIndex();
 }
@@ -191,6 +192,7 @@ Status RagServer::LoadModelsOrFail() {
     ctx_.llms.push_back(std::move(llm));
   }
   ctx_.ingest_queue = std::make_unique<WorkQueue>();
+  ctx_.attribution = std::make_unique<WorkQueue>();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("ragd: ready in %.1f s (%s, %d threads; embeddings %s)\n", s, names.c_str(),
               DefaultLlm(ctx_).engine->threads(), ctx_.embedding_id.c_str());

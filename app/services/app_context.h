@@ -43,6 +43,9 @@ struct AppContext {
   std::unique_ptr<retrieval::Retriever> retriever;
   std::string embedding_id;                 // "all-MiniLM-L6-v2"
   std::unique_ptr<WorkQueue> ingest_queue;  // uploads are ingested here, one at a time
+  // RAG answers' citation attribution (sentence embeddings) runs here, off
+  // the inference thread; null: answers are not attributed.
+  std::unique_ptr<WorkQueue> attribution;
 
   std::atomic<bool> ready{false};
   std::atomic<bool> load_failed{false};

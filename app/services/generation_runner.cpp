@@ -5,6 +5,7 @@
 #include <random>
 
 #include "app/services/admission.h"
+#include "retrieval/attribution.h"
 
 namespace ragd::app {
 namespace {
@@ -23,6 +24,23 @@ std::string NewId(const char* prefix) {
   return id;
 }
 
+// Per sentence of an attributed answer: its byte span in the text sent, its
+// citations with their support scores, and whether the sources support it.
+Json AttributionJson(const retrieval::Attributor& a) {
+  Json sentences = Json::array();
+  for (const retrieval::AttributedSentence& s : a.sentences()) {
+    if (s.code) continue;
+    Json cites = Json::array();
+    for (const retrieval::Citation& c : s.citations) cites.push_back({{"n", c.n}, {"support", c.support}});
+    sentences.push_back({{"start", s.begin},
+                         {"end", s.end},
+                         {"citations", cites},
+                         {"factual", s.factual},
+                         {"supported", s.supported}});
+  }
+  return {{"grounded", a.grounded()}, {"sentences", sentences}};
+}
+
 std::string FinishName(inference::FinishReason r) {
   return r == inference::FinishReason::kLength ? "length" : "stop";
 }
@@ -35,11 +53,17 @@ struct RunState {
   Admission admission;
   int64_t user_id = 0;
   std::string request_id;
-  Reply reply;  // what the wire format writes; reply.text is the answer so far
+  Reply reply;            // what the wire format writes; reply.text is the answer so far, as sent
+  std::string generated;  // the model's text so far (before attribution)
   int64_t completion_tokens = 0;
   Clock::time_point start, first_token, last_token;
   bool got_first = false;
   std::mutex mu;  // held by the submitting thread until `response` is set up
+  // RAG answers: each finished sentence checked against the sources (see
+  // citation attribution in retrieval/attribution.h), on ctx->attribution.
+  // Touched only by tasks of that queue, which run in order; null when the
+  // sources could not be embedded (the answer then streams as generated).
+  std::unique_ptr<retrieval::Attributor> attributor;
 
   Json Usage(const inference::GenerationStats& s) const {
     return {{"prompt_tokens", s.prompt_tokens},
@@ -107,8 +131,67 @@ struct RunState {
     RecordRequest(*ctx, r);
   }
 
+  // Text ready for the client: kept in the reply and streamed. Under mu.
+  void Emit(std::string_view text) {
+    reply.text += text;
+    if (plan.stream && !text.empty()) SendEvent(plan.format->StreamDelta(reply, std::string(text)));
+  }
+
+  // The end of a generation, after the attribution has finished. Under mu.
+  void Complete(const inference::SchedulerEvent& ev, Clock::time_point now) {
+    const bool cancelled = ev.finish_reason == inference::FinishReason::kCancelled;
+    const std::string finish = cancelled ? "cancelled" : FinishName(ev.finish_reason);
+    admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, !cancelled);
+    ctx->metrics.CountGeneration(plan.llm->id, finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
+                                 got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
+                                 ev.stats.queue_ms / 1000.0);
+    Record(cancelled ? 499 : 200, finish, ev.stats, now);
+    if (cancelled) {
+      response->End();
+    } else if (plan.stream) {
+      FinishStream(End(finish, ev.stats));
+    } else {
+      response->Send(JsonResponse(200, plan.format->Body(reply, End(finish, ev.stats))));
+    }
+  }
+
+  bool Attributed() const { return plan.rag && ctx->attribution != nullptr; }
+
+  // Tasks of ctx->attribution, in order: prepare, then each delta, then the end.
+  void PrepareAttribution() {
+    std::vector<std::string> texts;
+    for (const Source& s : plan.sources) texts.push_back(s.hit.text);
+    auto a = retrieval::Attributor::Create(texts, retrieval::EmbedTextsWith(*ctx->embedder));
+    if (a.ok()) attributor = std::make_unique<retrieval::Attributor>(std::move(a).value());
+  }
+  void Attribute(const std::string& delta) {
+    std::string out = delta;
+    if (attributor) {
+      auto r = attributor->Feed(delta);
+      if (r.ok()) {
+        out = std::move(r).value();
+      } else {
+        attributor.reset();  // the rest streams as generated
+        out = delta;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    Emit(out);
+  }
+  void FinishAttributed(const inference::SchedulerEvent& ev, Clock::time_point now) {
+    std::string rest;
+    if (attributor) {
+      auto r = attributor->Finish();
+      if (r.ok()) rest = std::move(r).value();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    Emit(rest);
+    if (attributor) reply.attribution = AttributionJson(*attributor);
+    Complete(ev, now);
+  }
+
   // Called on the inference thread; false cancels the generation.
-  bool OnEvent(const inference::SchedulerEvent& ev) {
+  bool OnEvent(const std::shared_ptr<RunState>& self, const inference::SchedulerEvent& ev) {
     std::lock_guard<std::mutex> lock(mu);
     const auto now = Clock::now();
     switch (ev.kind) {
@@ -123,27 +206,22 @@ struct RunState {
         }
         last_token = now;
         std::string_view delta = ev.text;
-        if (plan.rag && reply.text.empty())
+        if (plan.rag && generated.empty())
           delta.remove_prefix(std::min(delta.find_first_not_of(" \n"), delta.size()));
-        reply.text += delta;
-        if (plan.stream && !delta.empty()) SendEvent(plan.format->StreamDelta(reply, std::string(delta)));
+        generated += delta;
+        if (!Attributed()) {
+          Emit(delta);
+        } else if (!delta.empty()) {
+          ctx->attribution->Post([self, text = std::string(delta)] { self->Attribute(text); });
+        }
         return !response->cancelled();
       }
       case inference::SchedulerEvent::Kind::kDone: {
-        const bool cancelled = ev.finish_reason == inference::FinishReason::kCancelled;
-        const std::string finish = cancelled ? "cancelled" : FinishName(ev.finish_reason);
-        admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, !cancelled);
-        ctx->metrics.CountGeneration(plan.llm->id, finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
-                                     got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
-                                     ev.stats.queue_ms / 1000.0);
-        Record(cancelled ? 499 : 200, finish, ev.stats, now);
-        if (cancelled) {
-          response->End();
-        } else if (plan.stream) {
-          FinishStream(End(finish, ev.stats));
-        } else {
-          response->Send(JsonResponse(200, plan.format->Body(reply, End(finish, ev.stats))));
+        if (!Attributed()) {
+          Complete(ev, now);
+          return true;
         }
+        ctx->attribution->Post([self, ev, now] { self->FinishAttributed(ev, now); });
         return true;
       }
       case inference::SchedulerEvent::Kind::kError: {
@@ -169,18 +247,63 @@ struct RunState {
 
 }  // namespace
 
-Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& q, GenerationPlan* plan) {
+Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, GenerationPlan* plan) {
+  RagQuestion q = question;
+  q.abstain_dense_below = ctx.config.rag.abstain_dense_below;
+  q.abstain_lexical_below = ctx.config.rag.abstain_lexical_below;
   auto answer = PlanRagAnswer(*ctx.retriever, *plan->llm->engine, q, std::move(plan->request), &ctx.metrics);
   if (!answer.ok()) return answer.status();
   plan->rag = true;
   plan->sources = std::move(answer->sources);
   plan->retrieval_ms = answer->retrieval_ms;
+  plan->abstention = std::move(answer->abstention);
   plan->request = std::move(answer->request);
   return Status::Ok();
 }
 
+// An answer given without the model (an abstention): no tokens, nothing charged.
+HttpResponse AnswerWithoutGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan,
+                                     HttpExchange& exchange) {
+  RunState state;
+  state.ctx = &ctx;
+  state.user_id = user.id;
+  state.request_id = exchange.request_id();
+  state.reply.id = NewId(plan.format->id_prefix());
+  state.reply.created =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  state.reply.model_id = plan.model_id;
+  state.reply.rag = plan.rag;
+  state.reply.answer_model = "";  // no model wrote it
+  state.reply.include_usage = plan.include_usage;
+  state.reply.attribution = Json{{"grounded", true}, {"sentences", Json::array()}};
+  state.start = Clock::now();
+  const std::string text = plan.abstention;
+  state.plan = std::move(plan);
+  state.reply.sources = &state.plan.sources;
+  const inference::GenerationStats none;
+  const ReplyEnd end = state.End("stop", none);
+  state.Record(200, "abstained", none, Clock::now());
+  if (!state.plan.stream) {
+    state.reply.text = text;
+    return JsonResponse(200, state.plan.format->Body(state.reply, end));
+  }
+  std::string body;
+  const auto event = [&body](const Json& j) { body += "data: " + DumpJson(j) + "\n\n"; };
+  for (const Json& e : state.plan.format->StreamStart(state.reply)) event(e);
+  state.reply.text = text;
+  event(state.plan.format->StreamDelta(state.reply, text));
+  for (const Json& e : state.plan.format->StreamEnd(state.reply, end)) event(e);
+  body += "data: [DONE]\n\n";
+  HttpResponse r = HttpResponse::Json(200, "");
+  r.content_type = "text/event-stream; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
 HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan,
                            HttpExchange& exchange) {
+  if (!plan.abstention.empty()) return AnswerWithoutGeneration(ctx, user, std::move(plan), exchange);
   const int64_t n_prompt = static_cast<int64_t>(plan.request.prompt.size());
   const int64_t n_ctx = plan.llm->engine->context_length();
   if (n_prompt >= n_ctx) {
@@ -212,8 +335,11 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
 
   // The callback waits on state->mu until the response below is ready.
   std::unique_lock<std::mutex> lock(state->mu);
+  // The sources are embedded for the attribution while the prompt is computed.
+  if (state->Attributed()) ctx.attribution->Post([state] { state->PrepareAttribution(); });
   auto ticket = state->plan.llm->scheduler->Submit(
-      state->plan.request, [state](const inference::SchedulerEvent& ev) { return state->OnEvent(ev); });
+      state->plan.request,
+      [state](const inference::SchedulerEvent& ev) { return state->OnEvent(state, ev); });
   if (!ticket.ok()) {
     state->admission.Cancel();
     HttpResponse r = ErrorResponse(ticket.status());

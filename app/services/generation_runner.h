@@ -29,6 +29,7 @@ struct GenerationPlan {
   bool rag = false;            // answer from `sources`, with citations
   std::vector<Source> sources;
   double retrieval_ms = 0;
+  std::string abstention;  // RAG with nothing relevant retrieved: this is the answer, no generation
 };
 
 // Makes `plan` answer `q` from the corpus (rag_answer.h) with plan->llm:

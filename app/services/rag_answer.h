@@ -22,13 +22,33 @@ struct RagQuestion {
   std::string question;
   std::vector<inference::ChatMessage> history;  // earlier turns of a chat (user/assistant), may be empty
   int top_k = 5;                                // passages retrieved and shown to the model
+  // Nothing relevant was retrieved when the best passage's cosine is under
+  // the first and its BM25 under the second (RagConfig): no generation then.
+  double abstain_dense_below = 0;
+  double abstain_lexical_below = 0;
 };
 
 struct RagAnswerPlan {
-  std::vector<Source> sources;           // the retrieved passages, numbered in prompt order
-  double retrieval_ms = 0;               // time spent searching
-  inference::GenerationRequest request;  // ready to run
+  std::vector<Source> sources;  // the retrieved passages, numbered in prompt order
+  double retrieval_ms = 0;      // time spent searching
+  std::string search_query;     // what was searched (the question, or with its topic for a follow-up)
+  // Nonempty when retrieval found nothing relevant: the answer to give, in
+  // the question's language, instead of generating (sources then empty).
+  std::string abstention;
+  inference::GenerationRequest request;  // ready to run (unused with an abstention)
 };
+
+// The text searched for `q`. A follow-up ("and in German?", "why?", "what is
+// its default?") carries its topic only in the turn before, so a question of
+// few words is searched together with the user's previous question; a
+// longer one is searched alone (adding an older topic would pull in
+// passages about it instead).
+std::string SearchQuery(const RagQuestion& q);
+
+// "The documents do not say." in the language of `question` (English,
+// Portuguese, French, Spanish or German, guessed from its common words and
+// letters; English when unsure).
+std::string AbstentionText(const std::string& question);
 
 // How answers are decoded unless the request says otherwise: greedy, so
 // answers quote their sources, with a light repetition penalty.

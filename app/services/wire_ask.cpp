@@ -5,6 +5,14 @@
 namespace ragd::app {
 namespace {
 
+// Whether the sources support the answer as a whole (true when unchecked).
+bool Grounded(const Reply& r) {
+  return r.attribution.is_object() ? r.attribution["grounded"].get<bool>() : true;
+}
+Json Sentences(const Reply& r) {
+  return r.attribution.is_object() ? r.attribution["sentences"] : Json::array();
+}
+
 class AskFormat final : public WireFormat {
  public:
   const char* id_prefix() const override { return "ask-"; }
@@ -23,6 +31,8 @@ class AskFormat final : public WireFormat {
              {"usage", end.usage},
              {"citations", CitedSourcesJson(r)},
              {"answer_model", r.answer_model},
+             {"grounded", Grounded(r)},
+             {"sentences", Sentences(r)},
              {"timings", end.timings}}};
   }
 
@@ -37,6 +47,8 @@ class AskFormat final : public WireFormat {
             {"finish_reason", end.finish_reason},
             {"citations", CitedSourcesJson(r)},
             {"answer_model", r.answer_model},
+            {"grounded", Grounded(r)},
+            {"sentences", Sentences(r)},
             {"usage", end.usage},
             {"timings", end.timings}};
   }

@@ -25,6 +25,10 @@ struct Reply {
   const std::vector<Source>* sources = nullptr;  // the numbered passages (RAG), else empty
   bool include_usage = false;                    // stream_options.include_usage (OpenAI formats)
   std::string text;                              // the answer so far (all of it once finished)
+  // RAG answers, once finished: {"grounded", "sentences": [{"start", "end",
+  // "citations": [{"n", "support"}], "factual", "supported"}]} (byte spans of
+  // `text`); null when the answer was not attributed.
+  Json attribution;
 };
 
 // The end of a generation: finish reason and the usage and timings objects.

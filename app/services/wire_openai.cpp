@@ -46,7 +46,10 @@ class ChatFormat final : public WireFormat {
     Json last = Envelope(r, kChunk);
     last["choices"] =
         Json::array({{{"index", 0}, {"delta", Json::object()}, {"finish_reason", end.finish_reason}}});
-    if (r.rag) last["answer_model"] = r.answer_model;
+    if (r.rag) {
+      last["answer_model"] = r.answer_model;
+      if (r.attribution.is_object()) last["attribution"] = r.attribution;
+    }
     return StreamEndWithUsage(r, end, std::move(last), kChunk);
   }
 
@@ -60,7 +63,10 @@ class ChatFormat final : public WireFormat {
         {{{"index", 0}, {"message", message}, {"finish_reason", end.finish_reason}, {"logprobs", nullptr}}});
     body["usage"] = end.usage;
     body["timings"] = end.timings;
-    if (r.rag) body["answer_model"] = r.answer_model;
+    if (r.rag) {
+      body["answer_model"] = r.answer_model;
+      if (r.attribution.is_object()) body["attribution"] = r.attribution;
+    }
     return body;
   }
 };

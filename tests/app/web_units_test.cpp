@@ -5,6 +5,7 @@
 #include "app/http/json_request.h"
 #include "app/http/multipart.h"
 #include "app/ops/metrics.h"
+#include "app/services/rag_answer.h"
 #include "app/services/rag_prompt.h"
 
 namespace ragd::app {
@@ -60,6 +61,27 @@ TEST(RagPromptTest, ConversationFencesTheSourcesAsData) {
   EXPECT_TRUE(u.ends_with("</sources>\n\nQuestion: How do I start?")) << u;
   // The rules are the same text for every question (the prefix cache reuses them).
   EXPECT_EQ(BuildRagConversation("other", {})[0].content, conv[0].content);
+}
+
+TEST(RagAnswerTest, AbstentionSpeaksTheQuestionsLanguage) {
+  EXPECT_EQ(AbstentionText("What is the default port?"), "The documents do not say.");
+  EXPECT_EQ(AbstentionText("Qual é a porta padrão do servidor?"), "Os documentos não dizem.");
+  EXPECT_EQ(AbstentionText("Quel est le port par défaut ?"), "Les documents ne le disent pas.");
+  EXPECT_EQ(AbstentionText("¿Cuál es el puerto por defecto?"), "Los documentos no lo dicen.");
+  EXPECT_EQ(AbstentionText("Welcher Port ist der Standard?"), "Die Dokumente sagen dazu nichts.");
+  EXPECT_EQ(AbstentionText("xyzzy"), "The documents do not say.");
+}
+
+TEST(RagAnswerTest, ShortFollowUpsAreSearchedWithThePreviousQuestion) {
+  RagQuestion q;
+  q.question = "And in German?";
+  q.history = {{"user", "How do I set the port?"}, {"assistant", "Use RAGD_SERVER_PORT [1]."}};
+  EXPECT_EQ(SearchQuery(q), "How do I set the port?\nAnd in German?");
+  q.question = "How do I back up the data folder while the server keeps running?";
+  EXPECT_EQ(SearchQuery(q), q.question);  // long enough to stand alone
+  q.question = "Why?";
+  q.history.clear();
+  EXPECT_EQ(SearchQuery(q), "Why?");
 }
 
 TEST(RagPromptTest, HistoryBecomesEarlierQuestions) {

@@ -117,3 +117,49 @@ def test_tokenize_with_the_model_tokenizer(server):
     back = requests.post(server.url + "/detokenize", headers=server.headers(),
                          json={"tokens": tokens, "model": QWEN}).json()["content"]
     assert back == "<|im_start|>hello"
+
+
+def ask(server, **body):
+    r = requests.post(server.url + "/v1/ask", headers=server.headers(), json={"max_tokens": 48, **body})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_answers_carry_checked_citations(server):
+    a = ask(server, question="Which environment variable changes the port ragd listens on?")
+    assert a["answer_model"] == QWEN
+    received = {c["n"] for c in a["citations"]}
+    sentences = a["sentences"]
+    assert sentences, a
+    for s in sentences:
+        assert 0 <= s["start"] < s["end"] <= len(a["answer"].encode())
+        for c in s["citations"]:
+            assert 0 <= c["support"] <= 1
+        # every marker the client sees names a source it received
+    markers = {int(n) for n in re.findall(r"\[(\d+)\]", a["answer"])}
+    assert markers <= received or not received
+    assert isinstance(a["grounded"], bool)
+
+
+def test_nothing_relevant_is_answered_without_generation(server):
+    # No passage shares a word with it and none comes close in meaning.
+    a = ask(server, question="Mount Everest altitude")
+    assert a["answer"] == "The documents do not say."
+    assert a["usage"]["total_tokens"] == 0 and a["citations"] == [] and a["grounded"] is True
+    stream = requests.post(server.url + "/v1/ask", headers=server.headers(),
+                           json={"question": "Mount Everest altitude", "stream": True})
+    assert stream.headers["Content-Type"].startswith("text/event-stream")
+    assert '"The documents do not say."' in stream.text and stream.text.endswith("data: [DONE]\n\n")
+
+
+def test_follow_up_is_searched_with_its_conversation(server):
+    a = ask(server, messages=[{"role": "user", "content": "Which environment variable sets the server port?"},
+                              {"role": "assistant", "content": "RAGD_SERVER_PORT [1]."},
+                              {"role": "user", "content": "And its default value?"}])
+    assert any(c["title"] == "Configuring ragd" for c in a["citations"]), a["citations"]
+    r = requests.post(server.url + "/v1/ask", headers=server.headers(),
+                      json={"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]})
+    assert r.status_code == 400
+    r = requests.post(server.url + "/v1/ask", headers=server.headers(),
+                      json={"question": "Hi", "messages": [{"role": "user", "content": "Hi"}]})
+    assert r.status_code == 400

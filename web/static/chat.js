@@ -152,17 +152,26 @@
       list = Object.keys(this.citations).map(Number).filter(function (n) { return used[n]; })
         .map(function (n) { return self.citations[n]; });
     }
-    // Nothing cited: still show what the answer was drawn from.
-    var label = "Sources:";
-    if (!list.length) {
-      label = "Retrieved sources (none cited):";
-      list = Object.keys(this.citations).map(Number).sort(function (a, b) { return a - b; })
-        .map(function (n) { return self.citations[n]; });
-    }
+    // The cited sources first, then the other passages the answer was drawn
+    // from (all of them, when nothing is cited): every one can be opened.
+    var cited = {};
+    list.forEach(function (c) { cited[c.n] = true; });
+    var others = Object.keys(this.citations).map(Number).sort(function (a, b) { return a - b; })
+      .filter(function (n) { return !cited[n]; }).map(function (n) { return self.citations[n]; });
     Ragd.clear(this.sources);
-    if (!list.length) return;
-    this.sources.appendChild(el("span", { class: "muted", text: label }));
-    list.forEach(function (c) {
+    if (!list.length && !others.length) return;
+    if (list.length) {
+      this.sources.appendChild(el("span", { class: "muted", text: "Sources:" }));
+      list.forEach(addItem);
+    }
+    if (others.length) {
+      this.sources.appendChild(el("span", { class: "muted",
+        text: list.length ? "Also retrieved:" : "Retrieved sources (none cited):" }));
+      others.forEach(addItem);
+    }
+    this.sources.classList.remove("hidden");
+
+    function addItem(c) {
       var full = self.citations[c.n] || c;
       var item = el("button", {
         type: "button",
@@ -174,8 +183,13 @@
       });
       item.addEventListener("click", function () { openCitation(full, null); });
       self.sources.appendChild(item);
-    });
-    this.sources.classList.remove("hidden");
+    }
+  };
+
+  // The server found the answer not supported by the documents as a whole.
+  Turn.prototype.showUngrounded = function () {
+    this.meta.appendChild(el("div", { class: "notice", "data-testid": "answer-ungrounded", role: "note",
+      text: "The documents do not support this answer: check it against the sources." }));
   };
 
   Turn.prototype.showError = function (text) {
@@ -269,7 +283,8 @@
         var body = await response.json();
         turn.setCitations(body.citations);
         turn.text = body.answer || "";
-        outcome = { usage: body.usage, citations: body.citations, finish_reason: body.finish_reason };
+        outcome = { usage: body.usage, citations: body.citations, finish_reason: body.finish_reason,
+                    grounded: body.grounded };
       }
       turn.render();
       if (!outcome) {
@@ -282,6 +297,7 @@
         turn.setState("done");
         turn.showSources(outcome.citations);
         turn.finish(outcome.usage, outcome.finish_reason);
+        if (outcome.grounded === false) turn.showUngrounded();
       }
     } catch (err) {
       turn.render();
