@@ -14,7 +14,8 @@ Accounts::Accounts(const AccountsOptions& options, std::shared_ptr<Db> db)
       api_keys_(db_, &users_, clock_),
       sessions_(db_, &users_, clock_, options.sessions),
       quota_(db_, clock_, options.quota),
-      rate_limiter_(clock_, options.rate_limits) {}
+      rate_limiter_(clock_, options.rate_limits),
+      login_throttle_(clock_, options.login_throttle) {}
 
 Result<std::unique_ptr<Accounts>> Accounts::Open(const AccountsOptions& options) {
   RAGD_RETURN_IF_ERROR(InitSecrets());
@@ -22,6 +23,11 @@ Result<std::unique_ptr<Accounts>> Accounts::Open(const AccountsOptions& options)
     return Status::InvalidArgument("quota.tokens_per_period must be >= 0");
   if (options.rate_limits.requests_per_minute < 0 || options.rate_limits.tokens_per_minute < 0) {
     return Status::InvalidArgument("rate limits must be >= 0 (0 = unlimited)");
+  }
+  const LoginThrottleOptions& t = options.login_throttle;
+  if (t.account_free_failures < 0 || t.address_free_failures < 0 || t.base_delay_s < 1 ||
+      t.max_delay_s < t.base_delay_s || t.forget_after_s < 1 || t.max_entries < 1) {
+    return Status::InvalidArgument("sign-in backoff: free failures >= 0, 1 <= base delay <= max delay");
   }
   if (options.sessions.idle_timeout_s <= 0 || options.sessions.max_lifetime_s <= 0) {
     return Status::InvalidArgument("session lifetimes must be > 0");
@@ -36,6 +42,43 @@ Result<User> Accounts::Authenticate(std::string_view bearer_key, std::string_vie
   if (!session_token.empty()) return sessions_.Authenticate(session_token);
   return Status::Unauthenticated(
       "missing credentials: send an API key (Authorization: Bearer rk-...) or sign in");
+}
+
+namespace {
+
+// InvalidArgument when taking `user` out of the enabled admins leaves none.
+Status KeepOneAdmin(UserStore& users, const User& user) {
+  if (user.role != Role::kAdmin || user.disabled) return Status::Ok();
+  Result<int64_t> admins = users.CountActiveAdmins();
+  if (!admins.ok()) return admins.status();
+  if (*admins <= 1) return Status::InvalidArgument("\"" + user.username + "\" is the last enabled admin");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Accounts::SetDisabled(int64_t user_id, bool disabled) {
+  {
+    std::lock_guard<std::mutex> lock(admin_mu_);
+    Result<User> user = users_.Get(user_id);
+    if (!user.ok()) return user.status();
+    if (disabled) RAGD_RETURN_IF_ERROR(KeepOneAdmin(users_, *user));
+    RAGD_RETURN_IF_ERROR(users_.SetDisabled(user_id, disabled));
+  }
+  return disabled ? sessions_.LogoutAll(user_id) : Status::Ok();
+}
+
+Status Accounts::SetRole(int64_t user_id, Role role) {
+  std::lock_guard<std::mutex> lock(admin_mu_);
+  Result<User> user = users_.Get(user_id);
+  if (!user.ok()) return user.status();
+  if (role != Role::kAdmin) RAGD_RETURN_IF_ERROR(KeepOneAdmin(users_, *user));
+  return users_.SetRole(user_id, role);
+}
+
+Status Accounts::ResetPassword(int64_t user_id, std::string_view password) {
+  RAGD_RETURN_IF_ERROR(users_.SetPassword(user_id, password));
+  return sessions_.LogoutAll(user_id);
 }
 
 Result<AdminBootstrap> EnsureAdmin(Accounts& accounts, const GetEnv& getenv) {

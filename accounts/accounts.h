@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@
 #include "accounts/api_keys.h"
 #include "accounts/clock.h"
 #include "accounts/db.h"
+#include "accounts/login_throttle.h"
 #include "accounts/period.h"
 #include "accounts/quota.h"
 #include "accounts/rate_limiter.h"
@@ -37,6 +39,7 @@ struct AccountsOptions {
   QuotaOptions quota;            // token budgets (config quota.tokens_per_period, quota.period)
   RateLimitOptions rate_limits;  // config quota.requests_per_minute, quota.tokens_per_minute
   SessionOptions sessions;       // browser session lifetime
+  LoginThrottleOptions login_throttle;  // sign-in backoff per account name and client address
   const Clock* clock = nullptr;  // nullptr = SystemClock(); must outlive Accounts and every Reservation
 };
 
@@ -52,11 +55,22 @@ class Accounts {
   // both are empty; otherwise as ApiKeyStore/SessionStore::Authenticate.
   Result<User> Authenticate(std::string_view bearer_key, std::string_view session_token);
 
+  // Administration shared by the HTTP routes and `ragd user`. Each takes
+  // effect on the next request: credentials are looked up on every request.
+  // Disabling a user also ends its sessions (its keys then answer like
+  // unknown keys); a new password ends every session of the user.
+  // InvalidArgument when the change would leave no enabled admin;
+  // NotFound for an unknown user.
+  Status SetDisabled(int64_t user_id, bool disabled);
+  Status SetRole(int64_t user_id, Role role);
+  Status ResetPassword(int64_t user_id, std::string_view password);
+
   UserStore& users() { return users_; }
   ApiKeyStore& api_keys() { return api_keys_; }
   SessionStore& sessions() { return sessions_; }
   QuotaLedger& quota() { return quota_; }
   RateLimiter& rate_limiter() { return rate_limiter_; }
+  LoginThrottle& login_throttle() { return login_throttle_; }
   const Clock& clock() const { return *clock_; }
   const AccountsOptions& options() const { return options_; }
 
@@ -71,6 +85,8 @@ class Accounts {
   SessionStore sessions_;
   QuotaLedger quota_;
   RateLimiter rate_limiter_;
+  LoginThrottle login_throttle_;
+  std::mutex admin_mu_;  // serializes the last-admin check with the change it guards
 };
 
 // What EnsureAdmin did, for printing once at first start.

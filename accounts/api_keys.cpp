@@ -74,7 +74,7 @@ Result<User> ApiKeyStore::Authenticate(std::string_view key) {
   }
   Result<User> user = users_->Get(user_id);
   if (!user.ok()) return user.status().code() == StatusCode::kNotFound ? denied : user.status();
-  if (user->disabled) return Status::Unauthenticated("account disabled");
+  if (user->disabled) return denied;
   return user;
 }
 

@@ -52,7 +52,8 @@ class ApiKeyStore {
   Result<NewApiKey> Import(int64_t user_id, std::string_view key, std::string_view name = "");
 
   // The owner of `key`. Unauthenticated("invalid API key") for an unknown or
-  // malformed key, Unauthenticated("account disabled") for a disabled owner.
+  // malformed key and for a key whose owner is disabled: a caller cannot tell
+  // a disabled account's key from one that never existed.
   Result<User> Authenticate(std::string_view key);
 
   // The keys of one user (no secrets), oldest first.

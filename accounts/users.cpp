@@ -170,6 +170,20 @@ Status UserStore::SetPassword(int64_t id, std::string_view password) {
                     [&](Statement& s) { s.Bind(1, std::string_view(*hash)); });
 }
 
+Status UserStore::SetRole(int64_t id, Role role) {
+  return UpdateUser(*db_, "UPDATE users SET role = ? WHERE id = ?", id,
+                    [&](Statement& s) { s.Bind(1, RoleName(role)); });
+}
+
+Result<int64_t> UserStore::CountActiveAdmins() {
+  auto lock = db_->Lock();
+  Result<Statement> query = db_->Prepare("SELECT COUNT(*) FROM users WHERE role = 'admin' AND disabled = 0");
+  if (!query.ok()) return query.status();
+  Result<bool> row = query->Step();
+  if (!row.ok()) return row.status();
+  return *row ? query->ColumnInt(0) : 0;
+}
+
 Result<User> UserStore::CheckPassword(std::string_view username, std::string_view password) {
   const Status denied = Status::Unauthenticated("invalid username or password");
   std::optional<User> user;

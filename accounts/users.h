@@ -66,6 +66,9 @@ class UserStore {
   Status SetTokenQuota(int64_t id, std::optional<int64_t> token_quota);
   Status SetDisabled(int64_t id, bool disabled);
   Status SetPassword(int64_t id, std::string_view password);
+  Status SetRole(int64_t id, Role role);
+  // Admin accounts that are not disabled.
+  Result<int64_t> CountActiveAdmins();
 
   // The user when `password` is right. Every failure (unknown user, wrong
   // password, no password set, disabled account) is the same

@@ -93,8 +93,10 @@ TEST(ApiKeys, WrongKeysSeveralKeysRevokeAndDisabled) {
   EXPECT_TRUE(keys.Authenticate(k2->key).ok());
 
   ASSERT_TRUE(accounts->users().SetDisabled(alice.id, true).ok());
+  // A disabled owner's key answers exactly like a key that never existed.
   Status disabled = keys.Authenticate(k2->key).status();
   EXPECT_EQ(disabled.code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(disabled.message(), keys.Authenticate(tampered).status().message());
 
   EXPECT_EQ(keys.Import(bob.id, "rk-has spaces in it that are not allowed here").status().code(),
             StatusCode::kInvalidArgument);
