@@ -10,6 +10,7 @@ const std::vector<Command>& Commands() {
       {"ingest", "add documents (files or folders) to the corpus", RunIngest},
       {"search", "search the corpus and print ranked passages", RunSearch},
       {"eval", "evaluate retrieval and answers on a labelled question set", RunEval},
+      {"user", "manage accounts: list, create, disable, reset passwords, revoke keys", RunUser},
   };
   return kCommands;
 }

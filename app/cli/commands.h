@@ -21,5 +21,6 @@ int RunGenerate(const std::vector<std::string>& args);
 int RunIngest(const std::vector<std::string>& args);
 int RunSearch(const std::vector<std::string>& args);
 int RunEval(const std::vector<std::string>& args);
+int RunUser(const std::vector<std::string>& args);
 
 }  // namespace ragd::app

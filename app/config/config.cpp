@@ -98,6 +98,15 @@ Status Validate(const Config& c) {
   RAGD_RETURN_IF_ERROR(range("server.max_json_bytes", c.server.max_json_bytes, 1024, int64_t{1} << 30));
   RAGD_RETURN_IF_ERROR(range("server.max_upload_bytes", c.server.max_upload_bytes, 1024, int64_t{4} << 30));
   RAGD_RETURN_IF_ERROR(range("server.stream_timeout_s", c.server.stream_timeout_s, 1, 86400));
+  if (c.server.secure_cookies != "auto" && c.server.secure_cookies != "always" &&
+      c.server.secure_cookies != "never")
+    return Status::InvalidArgument(
+        "config key 'server.secure_cookies' must be \"auto\", \"always\" or \"never\"");
+  RAGD_RETURN_IF_ERROR(range("auth.hash_threads", c.auth.hash_threads, 1, 64));
+  RAGD_RETURN_IF_ERROR(range("auth.hash_queue", c.auth.hash_queue, 0, 100000));
+  RAGD_RETURN_IF_ERROR(range("auth.account_free_failures", c.auth.account_free_failures, 0, 1000000));
+  RAGD_RETURN_IF_ERROR(range("auth.address_free_failures", c.auth.address_free_failures, 0, 1000000));
+  RAGD_RETURN_IF_ERROR(range("auth.backoff_max_s", c.auth.backoff_max_s, 1, 86400));
   RAGD_RETURN_IF_ERROR(range("inference.threads", c.inference.threads, 0, 256));
   RAGD_RETURN_IF_ERROR(range("inference.context_length", c.inference.context_length, 16, 1 << 20));
   RAGD_RETURN_IF_ERROR(range("inference.max_tokens", c.inference.max_tokens, 1, 1 << 20));
@@ -172,6 +181,10 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("server.stream_timeout_s", "longest a streamed answer may take", server.stream_timeout_s),
       RAGD_FIELD("server.web_dir", "browser pages; empty = the web/ folder of the source tree",
                  server.web_dir),
+      RAGD_FIELD("server.trust_proxy", "believe X-Forwarded-Proto/-Host/-For from a proxy in front",
+                 server.trust_proxy),
+      RAGD_FIELD("server.secure_cookies", "Secure session cookie: auto, always or never",
+                 server.secure_cookies),
       RAGD_FIELD("models.dir", "model folder; empty = $RAGD_MODELS or ~/.cache/ragd/models", models.dir),
       RAGD_FIELD("models.llm",
                  "GGUF language models, relative to models.dir; the first answers RAG questions", models.llm),
@@ -217,6 +230,13 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("quota.period", "budget period: day or month", quota.period),
       RAGD_FIELD("quota.requests_per_minute", "per-user request rate limit", quota.requests_per_minute),
       RAGD_FIELD("quota.tokens_per_minute", "per-user token rate limit", quota.tokens_per_minute),
+      RAGD_FIELD("auth.hash_threads", "threads verifying passwords (64 MiB each)", auth.hash_threads),
+      RAGD_FIELD("auth.hash_queue", "password checks waiting for a thread before 503", auth.hash_queue),
+      RAGD_FIELD("auth.account_free_failures", "failed sign-ins per account name before backoff",
+                 auth.account_free_failures),
+      RAGD_FIELD("auth.address_free_failures", "failed sign-ins per client address before backoff",
+                 auth.address_free_failures),
+      RAGD_FIELD("auth.backoff_max_s", "longest sign-in backoff in seconds", auth.backoff_max_s),
       RAGD_FIELD("log.file", "request log; empty = <data_dir>/requests.jsonl", log.file),
       RAGD_FIELD("log.content", "keep prompts and answers, encrypted", log.content),
       RAGD_FIELD("log.content_key", "64 hex chars: the secretbox key for logged content", log.content_key),

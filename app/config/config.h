@@ -28,6 +28,16 @@ struct ServerConfig {
   int64_t max_upload_bytes = 32 << 20;  // largest multipart upload request
   int64_t stream_timeout_s = 900;       // longest a streamed answer may take
   std::string web_dir;                  // browser pages; "" = the web/ folder of the source tree
+  bool trust_proxy = false;             // believe X-Forwarded-Proto/-Host/-For from the proxy in front
+  std::string secure_cookies = "auto";  // "auto" (Secure behind a trusted TLS proxy), "always", "never"
+};
+
+struct AuthConfig {
+  int64_t hash_threads = 2;            // threads verifying passwords (64 MiB of Argon2id memory each)
+  int64_t hash_queue = 16;             // sign-ins and password changes waiting for them before 503
+  int64_t account_free_failures = 5;   // failed sign-ins per account name before backoff
+  int64_t address_free_failures = 20;  // failed sign-ins per client address before backoff
+  int64_t backoff_max_s = 300;         // longest wait imposed (doubling from 1 s)
 };
 
 struct ModelsConfig {
@@ -99,6 +109,7 @@ struct Config {
   RetrievalConfig retrieval;
   RagConfig rag;
   QuotaConfig quota;
+  AuthConfig auth;
   LogConfig log;
 
   // Resolved paths of the model files (models.dir applied); LlmPath() is the first LLM's.

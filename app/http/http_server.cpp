@@ -112,6 +112,27 @@ std::vector<std::string> SplitPath(const std::string& path) {
   return parts;
 }
 
+// The last entry of a comma-separated header: the one the nearest proxy added.
+std::string LastListItem(const std::string& value) {
+  const size_t comma = value.rfind(',');
+  return std::string(Trim(comma == std::string::npos ? std::string_view(value)
+                                                      : std::string_view(value).substr(comma + 1)));
+}
+
+// Fills the fields that depend on where the client connected from and how.
+void ResolveClient(const HttpServerOptions& options, HttpRequest* req) {
+  bool tls = false;
+  std::string host = req->Header("host");
+  if (options.trust_proxy) {
+    tls = AsciiLower(LastListItem(req->Header("x-forwarded-proto"))) == "https";
+    if (std::string fwd = LastListItem(req->Header("x-forwarded-host")); !fwd.empty()) host = fwd;
+    if (std::string fwd = LastListItem(req->Header("x-forwarded-for")); !fwd.empty()) req->peer_address = fwd;
+  }
+  req->own_origin = (tls ? "https://" : "http://") + AsciiLower(host);
+  req->cookie_secure = options.secure_cookies == SecureCookies::kAlways ||
+                       (options.secure_cookies == SecureCookies::kAuto && tls);
+}
+
 struct Route {
   std::string name;  // the pattern as registered
   std::string method;
@@ -238,8 +259,11 @@ class PistacheHandler : public Http::Handler {
  public:
   HTTP_PROTOTYPE(PistacheHandler)
 
-  PistacheHandler(std::shared_ptr<Shared> shared, size_t max_json_bytes, ResponseHook on_response)
-      : shared_(std::move(shared)), max_json_bytes_(max_json_bytes), on_response_(std::move(on_response)) {}
+  PistacheHandler(std::shared_ptr<Shared> shared, const HttpServerOptions& options)
+      : shared_(std::move(shared)),
+        options_(options),
+        max_json_bytes_(options.max_json_bytes),
+        on_response_(options.on_response) {}
 
   void onRequest(const Http::Request& request, Http::ResponseWriter writer) override {
     HttpRequest req;
@@ -255,6 +279,7 @@ class PistacheHandler : public Http::Handler {
     for (const auto& [name, raw] : request.headers().rawList()) req.headers[AsciiLower(name)] = raw.value();
     for (auto it = request.query().parameters_begin(); it != request.query().parameters_end(); ++it)
       req.query[PercentDecode(it->first)] = PercentDecode(it->second);
+    ResolveClient(options_, &req);
 
     req.request_id = ValidRequestId(req.Header("x-request-id")) ? req.Header("x-request-id") : NewRequestId();
     const auto started = std::chrono::steady_clock::now();
@@ -302,6 +327,7 @@ class PistacheHandler : public Http::Handler {
 
  private:
   std::shared_ptr<Shared> shared_;
+  HttpServerOptions options_;
   size_t max_json_bytes_;
   ResponseHook on_response_;
 };
@@ -338,7 +364,7 @@ Status HttpServer::Start() {
                     .bodyTimeout(std::chrono::seconds(120))
                     .keepaliveTimeout(stream_limit);
     impl_->endpoint->init(opts);
-    impl_->endpoint->setHandler(Http::make_handler<PistacheHandler>(impl_->shared, impl_->options.max_json_bytes, impl_->options.on_response));
+    impl_->endpoint->setHandler(Http::make_handler<PistacheHandler>(impl_->shared, impl_->options));
     impl_->endpoint->serveThreaded();
     impl_->running = true;
   } catch (const std::exception& e) {

@@ -24,7 +24,12 @@ struct HttpRequest {
   std::map<std::string, std::string> query;    // decoded query parameters
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
-  std::string peer_address;
+  std::string peer_address;  // the client: the TCP peer, or the proxy's X-Forwarded-For entry when trusted
+  // This server's origin as the client addressed it ("http://host:port"):
+  // the scheme and Host header, or X-Forwarded-Proto/-Host when the proxy is
+  // trusted. Compared with a browser's Origin header (app/http/auth.h).
+  std::string own_origin;
+  bool cookie_secure = false;  // session cookies sent on this request carry Secure and the __Host- name
   std::string request_id;  // X-Request-Id as sent (when well-formed) or generated; echoed back
   std::string route;       // the matched route pattern ("/v1/documents/:id"), "" when none matched
   // Who made the request, recorded by the authentication wrapper (0 = nobody
@@ -75,6 +80,10 @@ class HttpExchange {
   virtual const std::string& request_id() const = 0;
 };
 
+// When session cookies are marked Secure: kAuto when a trusted proxy reports
+// that the client used TLS (X-Forwarded-Proto: https), or always, or never.
+enum class SecureCookies { kAuto, kAlways, kNever };
+
 using Handler = std::function<HttpResponse(const HttpRequest&, HttpExchange&)>;
 
 // Called after every response the server sends itself (not for deferred
@@ -88,6 +97,8 @@ struct HttpServerOptions {
   size_t max_request_bytes = 32 << 20;  // whole request, headers and body (multipart uploads)
   size_t max_json_bytes = 1 << 20;      // bodies that are not multipart: 413 beyond this
   int stream_timeout_s = 900;        // keep-alive limit, above the longest stream
+  bool trust_proxy = false;          // believe X-Forwarded-Proto/-Host/-For (set behind a proxy that overwrites them)
+  SecureCookies secure_cookies = SecureCookies::kAuto;  // when HttpRequest::cookie_secure is set
   ResponseHook on_response;          // metrics and the request log; may be empty
 };
 

@@ -22,6 +22,13 @@ enum class Access {
 // 503 while the models load (when `needs_models`).
 Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler handler);
 
+// Runs `work` (which hashes or checks a password) on ctx.password_pool and
+// sends its response from there; the reactor thread returns at once. When
+// the pool's backlog is full the answer is 503 with Retry-After and `work`
+// never runs. Defined in routes_auth.cpp.
+HttpResponse OnPasswordPool(AppContext& ctx, const HttpRequest& req, HttpExchange& ex,
+                            std::function<HttpResponse()> work);
+
 void RegisterHealthRoutes(HttpServer& http, AppContext& ctx);
 void RegisterAuthRoutes(HttpServer& http, AppContext& ctx);
 void RegisterUserRoutes(HttpServer& http, AppContext& ctx);

@@ -81,6 +81,9 @@ Status RagServer::Start() {
   aopts.quota.period = *period;
   aopts.rate_limits.requests_per_minute = c.quota.requests_per_minute;
   aopts.rate_limits.tokens_per_minute = c.quota.tokens_per_minute;
+  aopts.login_throttle.account_free_failures = c.auth.account_free_failures;
+  aopts.login_throttle.address_free_failures = c.auth.address_free_failures;
+  aopts.login_throttle.max_delay_s = c.auth.backoff_max_s;
   auto accounts = accounts::Accounts::Open(aopts);
   if (!accounts.ok()) return accounts.status();
   ctx_.accounts = std::move(accounts).value();
@@ -97,7 +100,14 @@ Status RagServer::Start() {
   if (!request_log.ok()) return request_log.status();
   ctx_.request_log = std::move(request_log).value();
 
+  ctx_.password_pool = std::make_unique<WorkPool>(static_cast<size_t>(c.auth.hash_threads),
+                                                  static_cast<size_t>(c.auth.hash_queue));
+
   HttpServerOptions opts;
+  opts.trust_proxy = c.server.trust_proxy;
+  opts.secure_cookies = c.server.secure_cookies == "always"  ? SecureCookies::kAlways
+                        : c.server.secure_cookies == "never" ? SecureCookies::kNever
+                                                             : SecureCookies::kAuto;
   opts.host = c.server.host;
   opts.port = static_cast<int>(c.server.port);
   opts.threads = static_cast<int>(c.server.threads);
@@ -144,6 +154,7 @@ void RagServer::Stop() {
   for (auto& llm : ctx_.llms) llm->scheduler.reset();  // cancels running generations
   ctx_.attribution.reset();                            // finishes the answers' last sentences
   ctx_.ingest_queue.reset();                           // finishes the upload in progress
+  ctx_.password_pool.reset();                          // finishes the sign-ins accepted
   if (ctx_.retriever) ctx_.retriever->SaveIndex();
 }
 

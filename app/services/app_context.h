@@ -12,6 +12,7 @@
 
 #include "accounts/accounts.h"
 #include "app/config/config.h"
+#include "app/http/work_pool.h"
 #include "app/http/work_queue.h"
 #include "app/ops/metrics.h"
 #include "app/ops/request_log.h"
@@ -36,6 +37,9 @@ struct AppContext {
   std::unique_ptr<accounts::Accounts> accounts;  // opened before the port is bound
   Metrics metrics;
   std::unique_ptr<RequestLog> request_log;  // opened before the port is bound
+  // Password hashing and checking (Argon2id, 64 MiB each) run here, never on
+  // an HTTP thread; made before the port is bound.
+  std::unique_ptr<WorkPool> password_pool;
 
   // Set by the model loader before `ready` becomes true; read-only afterwards.
   std::vector<std::unique_ptr<LanguageModel>> llms;  // models.llm in order; the first answers RAG questions
