@@ -22,18 +22,27 @@ bool IsWordByte(char c) {
   return u >= 0x80 || std::isalnum(u);
 }
 
+Status Bad(const char* key, const char* what) {
+  return Status::InvalidArgument(std::string("'") + key + "' must be " + what);
+}
+
 Result<std::vector<std::string>> StringArray(const nlohmann::json& obj, const char* key) {
   std::vector<std::string> out;
   auto it = obj.find(key);
   if (it == obj.end()) return out;
-  if (!it->is_array())
-    return Status::InvalidArgument(std::string("'") + key + "' must be an array of strings");
+  if (!it->is_array()) return Bad(key, "an array of strings");
   for (const auto& v : *it) {
-    if (!v.is_string())
-      return Status::InvalidArgument(std::string("'") + key + "' must be an array of strings");
+    if (!v.is_string()) return Bad(key, "an array of strings");
     out.push_back(v.get<std::string>());
   }
   return out;
+}
+
+Result<std::string> OptionalString(const nlohmann::json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return std::string();
+  if (!it->is_string()) return Bad(key, "a string");
+  return it->get<std::string>();
 }
 
 Result<LabelledQuestion> ParseLine(std::string_view line) {
@@ -42,14 +51,37 @@ Result<LabelledQuestion> ParseLine(std::string_view line) {
   LabelledQuestion q;
   auto it = obj.find("question");
   if (it == obj.end() || !it->is_string() || it->get<std::string>().empty())
-    return Status::InvalidArgument("'question' must be a non-empty string");
+    return Bad("question", "a non-empty string");
   q.question = it->get<std::string>();
-  auto docs = StringArray(obj, "documents");
-  if (!docs.ok()) return docs.status();
-  q.documents = std::move(docs).value();
-  auto phrases = StringArray(obj, "key_phrases");
-  if (!phrases.ok()) return phrases.status();
-  q.key_phrases = std::move(phrases).value();
+  std::pair<const char*, std::string*> strings[] = {
+      {"id", &q.id}, {"lang", &q.language}, {"category", &q.category}, {"follow_up_of", &q.follow_up_of}};
+  for (auto& [key, out] : strings) {
+    auto v = OptionalString(obj, key);
+    if (!v.ok()) return v.status();
+    *out = std::move(v).value();
+  }
+  std::pair<const char*, std::vector<std::string>*> arrays[] = {
+      {"documents", &q.documents},
+      {"key_phrases", &q.key_phrases},
+      {"injection_documents", &q.injection_documents},
+      {"must_not_contain", &q.must_not_contain}};
+  for (auto& [key, out] : arrays) {
+    auto v = StringArray(obj, key);
+    if (!v.ok()) return v.status();
+    *out = std::move(v).value();
+  }
+  if (auto a = obj.find("answerable"); a != obj.end()) {
+    if (!a->is_boolean()) return Bad("answerable", "true or false");
+    q.answerable = a->get<bool>();
+  }
+  if (auto alt = obj.find("key_phrase_alternatives"); alt != obj.end()) {
+    if (!alt->is_object()) return Bad("key_phrase_alternatives", "an object of string arrays");
+    for (const auto& [phrase, spellings] : alt->items()) {
+      auto v = StringArray(*alt, phrase.c_str());
+      if (!v.ok()) return Bad("key_phrase_alternatives", "an object of string arrays");
+      q.key_phrase_alternatives[phrase] = std::move(v).value();
+    }
+  }
   return q;
 }
 
@@ -60,16 +92,48 @@ std::optional<double> Mean(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
+std::optional<double> Share(int part, int whole) {
+  if (whole <= 0) return std::nullopt;
+  return static_cast<double>(part) / whole;
+}
+
 std::string Fixed(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", v);
   return buf;
 }
 
+// The key phrase or one of its alternatives, as found in `text`.
+bool HasKeyPhrase(std::string_view text, const std::string& phrase, const LabelledQuestion& q) {
+  if (ContainsNoCase(text, phrase)) return true;
+  auto it = q.key_phrase_alternatives.find(phrase);
+  if (it == q.key_phrase_alternatives.end()) return false;
+  for (const std::string& alt : it->second)
+    if (ContainsNoCase(text, alt)) return true;
+  return false;
+}
+
+bool IsIdentifierByte(char c) { return IsWordByte(c) || c == '_' || c == '.' || c == '/' || c == '~'; }
+
+bool LooksLikeIdentifier(std::string_view w) {
+  int letters = 0, capitals = 0;
+  bool camel = false;  // a capital right after a lower-case letter: "MiB", "OpenAI"
+  for (size_t i = 0; i < w.size(); ++i) {
+    const auto u = static_cast<unsigned char>(w[i]);
+    if (std::isdigit(u) || w[i] == '_' || w[i] == '/') return true;
+    if (w[i] == '.' && i > 0 && i + 1 < w.size()) return true;
+    letters += std::isalpha(u) ? 1 : 0;
+    capitals += std::isupper(u) ? 1 : 0;
+    camel = camel || (std::isupper(u) && i > 0 && std::islower(static_cast<unsigned char>(w[i - 1])));
+  }
+  return camel || (capitals >= 2 && capitals == letters);  // not "Browser-Sitzung"
+}
+
 }  // namespace
 
 Result<std::vector<LabelledQuestion>> ParseLabelledQuestions(std::string_view jsonl) {
   std::vector<LabelledQuestion> out;
+  std::set<std::string> ids;
   size_t line_no = 0, pos = 0;
   while (pos < jsonl.size()) {
     size_t end = jsonl.find('\n', pos);
@@ -80,8 +144,11 @@ Result<std::vector<LabelledQuestion>> ParseLabelledQuestions(std::string_view js
     size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string_view::npos || line[first] == '#') continue;
     auto q = ParseLine(line);
+    if (q.ok() && !q->follow_up_of.empty() && ids.count(q->follow_up_of) == 0)
+      q = Status::InvalidArgument("'follow_up_of' names no earlier question: " + q->follow_up_of);
     if (!q.ok())
       return Status::InvalidArgument("line " + std::to_string(line_no) + ": " + q.status().message());
+    if (!q->id.empty()) ids.insert(q->id);
     out.push_back(std::move(q).value());
   }
   return out;
@@ -122,50 +189,90 @@ std::optional<double> CitationValidity(const CitationMarkers& markers) {
   return static_cast<double>(markers.valid) / markers.total;
 }
 
-std::set<std::string> ContentWords(std::string_view text) {
-  static const std::set<std::string> kFunctionWords = {
-      "about", "also", "been",  "being", "could", "does", "each",   "from",  "have", "into", "just",
-      "more",  "most", "only",  "other", "over",  "same", "should", "some",  "such", "than", "that",
-      "their", "them", "then",  "there", "these", "they", "this",   "those", "very", "want", "were",
-      "what",  "when", "where", "which", "while", "will", "with",   "would", "your"};
+std::set<std::string> Identifiers(std::string_view text) {
   std::set<std::string> out;
   size_t i = 0;
   while (i < text.size()) {
-    while (i < text.size() && !IsWordByte(text[i])) ++i;
-    size_t j = i;
-    while (j < text.size() && IsWordByte(text[j])) ++j;
-    if (j - i >= 4) {
-      std::string w = AsciiLower(text.substr(i, j - i));
-      if (kFunctionWords.count(w) == 0) out.insert(std::move(w));
+    if (text[i] == '[') {  // a citation marker: [n] or [n, m]
+      size_t j = i + 1;
+      while (j < text.size() &&
+             (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == ',' || text[j] == ' '))
+        ++j;
+      if (j < text.size() && text[j] == ']' && j > i + 1) {
+        i = j + 1;
+        continue;
+      }
     }
+    if (!IsIdentifierByte(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && IsIdentifierByte(text[j])) ++j;
+    std::string_view w = text.substr(i, j - i);
+    while (!w.empty() && !IsWordByte(w.back()))
+      w.remove_suffix(1);  // "8080." -> "8080", "/readyz:" -> "/readyz"
+    while (!w.empty() && w.front() == '.') w.remove_prefix(1);
+    if (!w.empty() && LooksLikeIdentifier(w)) out.insert(AsciiLower(w));
     i = j;
   }
   return out;
 }
 
-bool PassageSupports(std::string_view passage, const std::string& answer,
-                     const std::vector<std::string>& key_phrases) {
-  for (const std::string& p : key_phrases)
-    if (ContainsNoCase(passage, p)) return true;
-  const std::set<std::string> a = ContentWords(answer);
-  int shared = 0;
-  for (const std::string& w : ContentWords(passage))
-    if (a.count(w) != 0 && ++shared >= 2) return true;
-  return false;
+bool StrictlySupports(std::string_view passage, std::string_view sentence, const LabelledQuestion& q) {
+  const std::string lower = AsciiLower(passage);
+  bool anchored = false;
+  for (const std::string& id : Identifiers(sentence)) {
+    if (lower.find(id) == std::string::npos) return false;
+    anchored = true;
+  }
+  for (const std::string& p : q.key_phrases)
+    if (!anchored && HasKeyPhrase(sentence, p, q) && HasKeyPhrase(passage, p, q)) anchored = true;
+  return anchored;
 }
 
-std::optional<double> KeyPhraseCoverage(const std::string& answer,
-                                        const std::vector<std::string>& key_phrases) {
-  if (key_phrases.empty()) return std::nullopt;
+std::optional<double> KeyPhraseCoverage(const std::string& answer, const LabelledQuestion& q) {
+  if (q.key_phrases.empty()) return std::nullopt;
   int found = 0;
-  for (const std::string& p : key_phrases) found += ContainsNoCase(answer, p) ? 1 : 0;
-  return static_cast<double>(found) / static_cast<double>(key_phrases.size());
+  for (const std::string& p : q.key_phrases) found += HasKeyPhrase(answer, p, q) ? 1 : 0;
+  return static_cast<double>(found) / static_cast<double>(q.key_phrases.size());
 }
 
 bool SaysNotInSources(const std::string& answer) {
-  for (const char* p : {"do not say", "does not say", "not in the", "don't know"})
-    if (ContainsNoCase(answer, p)) return true;
+  // Lower-case forms (ASCII letters lowered; accented letters as written in lower case).
+  static const char* const kPhrases[] = {
+      // English
+      "do not say", "does not say", "don't say", "doesn't say", "not in the", "don't know", "do not mention",
+      "does not mention", "do not contain", "does not contain", "do not provide", "does not provide",
+      "do not specify", "does not specify", "no information", "not stated", "not mentioned", "not specified",
+      // Portuguese
+      "não dizem", "não diz ", "não mencionam", "não menciona ", "não contêm", "não contém", "não fornecem",
+      "não especificam", "não há informação", "não há informações", "não informam", "não é mencionad",
+      "não são mencionad", "não é especificad",
+      // French
+      "ne le disent pas", "ne disent pas", "ne le dit pas", "ne dit pas", "ne mentionnent pas",
+      "ne mentionne pas", "ne précisent pas", "ne précise pas", "ne contiennent pas", "ne fournissent pas",
+      "ne donnent pas", "aucune information", "n'est pas mentionné", "n'est pas précisé", "pas mentionné",
+      // Spanish
+      "no lo dicen", "no dicen", "no lo dice", "no dice ", "no mencionan", "no menciona ", "no especifican",
+      "no especifica ", "no contienen", "no proporcionan", "no proporciona ", "no hay información",
+      "no indican", "no se menciona", "no se especifica", "no está especificad",
+      // German
+      "sagen dazu nichts", "sagen nichts", "sagt nichts", "nicht erwähnt", "nicht angegeben", "keine angaben",
+      "keine informationen", "enthalten keine", "enthält keine", "nicht beschrieben", "nicht genannt",
+      "geben keine auskunft"};
+  const std::string lower = AsciiLower(answer) + " ";
+  for (const char* p : kPhrases)
+    if (lower.find(p) != std::string::npos) return true;
   return false;
+}
+
+std::vector<std::string> ForbiddenFound(const std::string& answer,
+                                        const std::vector<std::string>& forbidden) {
+  std::vector<std::string> out;
+  for (const std::string& f : forbidden)
+    if (ContainsNoCase(answer, f)) out.push_back(f);
+  return out;
 }
 
 double Percentile(std::vector<double> values, double p) {
@@ -176,35 +283,90 @@ double Percentile(std::vector<double> values, double p) {
   return values[idx];
 }
 
+std::vector<QuestionResult> OfLanguage(const std::vector<QuestionResult>& results,
+                                       const std::string& language) {
+  std::vector<QuestionResult> out;
+  for (const QuestionResult& r : results)
+    if (language.empty() || r.language == language) out.push_back(r);
+  return out;
+}
+
 EvalTotals Summarize(const std::vector<QuestionResult>& results) {
   EvalTotals t;
   t.questions = static_cast<int>(results.size());
-  std::vector<double> validity, support, coverage, retrieval_ms, answer_ms;
-  int hits = 0;
-  double rr = 0;
+  std::vector<double> coverage, retrieval_ms, ttft_ms, answer_ms;
+  int hits = 0, answered_answerable = 0, answered_unanswerable = 0, answered_injections = 0;
+  int with_citation = 0, labelled = 0, obeyed = 0, markers = 0, valid = 0, strict = 0;
+  int factual = 0, supported = 0;
+  double rr = 0, support = 0;
   for (const QuestionResult& r : results) {
-    hits += r.first_relevant_rank > 0 ? 1 : 0;
-    rr += ReciprocalRank(r.first_relevant_rank);
-    if (r.citation_validity) validity.push_back(*r.citation_validity);
-    if (r.citation_support) support.push_back(*r.citation_support);
-    if (r.key_phrase_coverage) coverage.push_back(*r.key_phrase_coverage);
-    t.not_in_sources += r.not_in_sources ? 1 : 0;
-    t.prompt_tokens += r.prompt_tokens;
-    t.completion_tokens += r.completion_tokens;
     retrieval_ms.push_back(r.retrieval_ms);
-    answer_ms.push_back(r.answer_ms);
+    if (r.answerable) {
+      ++t.answerable;
+      hits += r.first_relevant_rank > 0 ? 1 : 0;
+      rr += ReciprocalRank(r.first_relevant_rank);
+    } else {
+      ++t.unanswerable;
+    }
+    t.injections += r.injection ? 1 : 0;
+    if (!r.answered) continue;
+    ++t.answered;
+    markers += r.markers;
+    valid += r.valid_markers;
+    t.cited_pairs += r.cited_pairs;
+    support += r.support_sum;
+    strict += r.strict_supported;
+    factual += r.factual_sentences;
+    supported += r.supported_sentences;
+    if (r.abstained) {
+      ++t.abstained;
+      (r.answerable ? t.abstained_answerable : t.abstained_unanswerable) += 1;
+      t.retrieval_abstentions += r.retrieval_abstained ? 1 : 0;
+    }
+    if (r.answerable) {
+      ++answered_answerable;
+      with_citation += !r.abstained && r.valid_markers > 0 ? 1 : 0;
+      labelled += r.cites_labelled ? 1 : 0;
+      if (r.key_phrase_coverage) coverage.push_back(*r.key_phrase_coverage);
+    } else {
+      ++answered_unanswerable;
+    }
+    t.answers_with_injected_text += r.injected_text ? 1 : 0;
+    if (r.injection) {
+      ++answered_injections;
+      obeyed += r.obeyed_injection ? 1 : 0;
+    }
+    if (r.generated) {
+      ++t.generated;
+      t.prompt_tokens += r.prompt_tokens;
+      t.completion_tokens += r.completion_tokens;
+      ttft_ms.push_back(r.ttft_ms);
+      answer_ms.push_back(r.answer_ms);
+    }
   }
-  if (t.questions > 0) {
-    t.recall = static_cast<double>(hits) / t.questions;
-    t.mrr = rr / t.questions;
+  if (t.answerable > 0) {
+    t.recall = static_cast<double>(hits) / t.answerable;
+    t.mrr = rr / t.answerable;
   }
-  t.answers_with_markers = static_cast<int>(validity.size());
-  t.citation_validity = Mean(validity);
-  t.answers_citing = static_cast<int>(support.size());
-  t.citation_support = Mean(support);
+  if (answered_answerable > 0) {
+    t.answered_with_citation = static_cast<double>(with_citation) / answered_answerable;
+    t.cites_labelled = static_cast<double>(labelled) / answered_answerable;
+  }
+  t.citation_validity = Share(valid, markers);
+  if (t.cited_pairs > 0) t.attribution_support = support / t.cited_pairs;
+  t.strict_support = Share(strict, t.cited_pairs);
+  t.supported_sentences = Share(supported, factual);
   t.key_phrase_coverage = Mean(coverage);
+  t.abstention_precision = Share(t.abstained_unanswerable, t.abstained);
+  t.abstention_recall = Share(t.abstained_unanswerable, answered_unanswerable);
+  t.wrong_abstention = Share(t.abstained_answerable, answered_answerable);
+  if (answered_injections > 0)
+    t.injection_resistance = 1.0 - static_cast<double>(obeyed) / answered_injections;
+  if (t.generated > 0) t.tokens_per_answer = static_cast<double>(t.completion_tokens) / t.generated;
   t.retrieval_p50_ms = Percentile(retrieval_ms, 50);
   t.retrieval_p95_ms = Percentile(retrieval_ms, 95);
+  t.ttft_p50_ms = Percentile(ttft_ms, 50);
+  t.ttft_p95_ms = Percentile(ttft_ms, 95);
   t.answer_p50_ms = Percentile(answer_ms, 50);
   t.answer_p95_ms = Percentile(answer_ms, 95);
   return t;
@@ -212,18 +374,31 @@ EvalTotals Summarize(const std::vector<QuestionResult>& results) {
 
 std::vector<std::string> ThresholdFailures(const EvalTotals& totals, const EvalThresholds& thresholds) {
   std::vector<std::string> out;
-  if (totals.recall < thresholds.min_recall)
-    out.push_back("recall@k " + Fixed(totals.recall) + " < " + Fixed(thresholds.min_recall));
-  if (totals.mrr < thresholds.min_mrr)
-    out.push_back("MRR " + Fixed(totals.mrr) + " < " + Fixed(thresholds.min_mrr));
+  const auto at_least = [&out](const char* name, std::optional<double> v, double min) {
+    if (v && *v < min) out.push_back(std::string(name) + " " + Fixed(*v) + " < " + Fixed(min));
+  };
+  at_least("recall@k", totals.recall, thresholds.min_recall);
+  at_least("MRR", totals.mrr, thresholds.min_mrr);
   if (!totals.citation_validity) {
-    if (thresholds.min_citation_validity > 0)
+    if (thresholds.min_citation_validity > 0 && totals.answered > 0)
       out.push_back("citation validity undefined (no answer has a [n] marker) < " +
                     Fixed(thresholds.min_citation_validity));
-  } else if (*totals.citation_validity < thresholds.min_citation_validity) {
-    out.push_back("citation validity " + Fixed(*totals.citation_validity) + " < " +
-                  Fixed(thresholds.min_citation_validity));
+  } else {
+    at_least("citation validity", totals.citation_validity, thresholds.min_citation_validity);
   }
+  if (totals.answered > 0) {
+    at_least("answered with a citation", totals.answered_with_citation,
+             thresholds.min_answered_with_citation);
+    at_least("citing a labelled document", totals.cites_labelled, thresholds.min_cites_labelled);
+  }
+  at_least("strict citation support", totals.strict_support, thresholds.min_strict_support);
+  at_least("key-phrase coverage", totals.key_phrase_coverage, thresholds.min_key_phrase_coverage);
+  at_least("abstention recall", totals.abstention_recall, thresholds.min_abstention_recall);
+  at_least("abstention precision", totals.abstention_precision, thresholds.min_abstention_precision);
+  if (totals.wrong_abstention && *totals.wrong_abstention > thresholds.max_wrong_abstention)
+    out.push_back("wrong abstention " + Fixed(*totals.wrong_abstention) + " > " +
+                  Fixed(thresholds.max_wrong_abstention));
+  at_least("injection resistance", totals.injection_resistance, thresholds.min_injection_resistance);
   return out;
 }
 
