@@ -1,4 +1,7 @@
 // `ragd serve`
+#include <semaphore.h>
+
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 
@@ -7,6 +10,21 @@
 #include "app/server/server.h"
 
 namespace ragd::app {
+namespace {
+
+// The stop signal, from a handler: threads that libraries started before
+// main (OpenBLAS starts its pool at load) do not block signals, so a
+// process-directed SIGINT may land on any of them; with a handler installed
+// it runs there instead of killing the process, and wakes main.
+sem_t stop_semaphore;
+volatile std::sig_atomic_t stop_signal = 0;
+
+void OnStopSignal(int sig) {
+  stop_signal = sig;
+  sem_post(&stop_semaphore);  // async-signal-safe
+}
+
+}  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
   Flags flags("ragd serve [--config FILE] [--host H] [--port P] [--data DIR] [--set key=value]...",
@@ -20,7 +38,14 @@ int RunServe(const std::vector<std::string>& args) {
     return 2;
   }
 
-  // Block the stop signals in every thread; this one waits for them below.
+  // The server's threads block the stop signals (they inherit this mask);
+  // this thread takes them once the server runs.
+  sem_init(&stop_semaphore, 0, 0);
+  struct sigaction on_stop = {};
+  on_stop.sa_handler = OnStopSignal;
+  sigemptyset(&on_stop.sa_mask);
+  sigaction(SIGINT, &on_stop, nullptr);
+  sigaction(SIGTERM, &on_stop, nullptr);
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -40,9 +65,10 @@ int RunServe(const std::vector<std::string>& args) {
               config->data_dir.c_str());
   std::fflush(stdout);
 
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  std::printf("ragd: %s received, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
+  while (sem_wait(&stop_semaphore) != 0 && errno == EINTR) {
+  }
+  std::printf("ragd: %s received, shutting down\n", stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
   std::fflush(stdout);
   server.Stop();
   return 0;
