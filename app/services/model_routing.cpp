@@ -17,7 +17,7 @@ Result<ModelChoice> ChooseModel(AppContext& ctx, const std::optional<std::string
     c.llm = &DefaultLlm(ctx);
     c.rag = true;
     const int64_t bound = ctx.config.rag.fallback_waiting;
-    if (bound > 0 && c.llm->scheduler->gauges().waiting >= bound) c.llm = &FastLlm(ctx);
+    if (bound > 0 && static_cast<int64_t>(c.llm->scheduler->gauges().waiting) >= bound) c.llm = &FastLlm(ctx);
   } else {
     c.llm = FindLlm(ctx, c.requested);
     if (c.llm == nullptr)
