@@ -1,5 +1,6 @@
 # The two commands:  make run   |   make test
-# Everything else is here for developers: make build, make models, make format.
+# Everything else is here for developers: make build, make models, make format,
+# make test SANITIZE=1 (the C++ unit tests under ASan + UBSan, in build-asan/).
 
 MAKEFLAGS += --no-print-directory
 BUILD   ?= build
@@ -11,14 +12,21 @@ endif
 DATA    ?= $(HOME)/.local/share/ragd
 VENV    := $(BUILD)/venv
 
-.PHONY: run test build build-server configure deps test-deps models venv format clean
+.PHONY: run test build build-server build-sanitize configure deps test-deps models venv format clean
 
 run: deps models build-server
 	@mkdir -p $(DATA)
 	$(BUILD)/ragd serve --data $(DATA) --ingest-if-empty docs/sample
 
+ifeq ($(SANITIZE),1)
+# The C++ unit tests only (the asan-ubsan test preset leaves out e2e and the
+# eval gate, which need the release binary and take long).
+test: test-deps models build-sanitize
+	ctest --preset asan-ubsan -j $(JOBS) --timeout 1800
+else
 test: test-deps models build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 1800
+endif
 
 deps:
 	@scripts/install-deps
@@ -39,6 +47,11 @@ build: configure
 # The server alone (what `make run` needs).
 build-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target ragd
+
+# AddressSanitizer + UndefinedBehaviorSanitizer build (CMakePresets.json: asan-ubsan).
+build-sanitize:
+	@cmake --preset asan-ubsan --log-level=WARNING $(CMAKE_FLAGS)
+	@cmake --build --preset asan-ubsan -j $(JOBS)
 
 # Python clients for the black-box tests (openai, selenium), kept inside build/.
 venv: $(VENV)/.ready
