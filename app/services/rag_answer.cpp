@@ -32,23 +32,6 @@ bool NothingRelevant(const std::vector<retrieval::SearchHit>& hits, const RagQue
   return dense < q.abstain_dense_below && lexical < q.abstain_lexical_below;
 }
 
-// Lower-cased ASCII words of s (other bytes kept as they are).
-std::vector<std::string> Words(std::string_view s) {
-  std::vector<std::string> out;
-  std::string w;
-  for (char c : s) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || u >= 0x80 || c == '\'') {
-      w += static_cast<char>(std::tolower(u));
-    } else if (!w.empty()) {
-      out.push_back(std::move(w));
-      w.clear();
-    }
-  }
-  if (!w.empty()) out.push_back(std::move(w));
-  return out;
-}
-
 }  // namespace
 
 std::string SearchQuery(const RagQuestion& q) {
@@ -60,47 +43,7 @@ std::string SearchQuery(const RagQuestion& q) {
 }
 
 std::string AbstentionText(const std::string& question) {
-  struct Language {
-    const char* answer;
-    std::vector<std::string_view> words;  // frequent short words of questions
-    std::vector<std::string_view> marks;  // letters (UTF-8) found mostly in this language
-  };
-  static const Language kLanguages[] = {
-      {"The documents do not say.",
-       {"the", "what", "how", "which", "is", "do", "does", "can", "i", "of", "to", "and", "in", "why",
-        "when"},
-       {}},
-      {"Os documentos não dizem.",
-       {"o", "a", "os", "as", "que", "qual", "como", "é", "do", "da", "no", "na", "um", "uma", "posso", "não",
-        "para", "em", "quando"},
-       {"ã", "õ", "ç"}},
-      {"Les documents ne le disent pas.",
-       {"le", "la", "les", "quel", "quelle", "comment", "est", "des", "du", "un", "une", "je", "puis", "pour",
-        "que", "qu'est", "pourquoi", "dans"},
-       {"è", "ê", "à", "ù", "œ"}},
-      {"Los documentos no lo dicen.",
-       {"el", "la", "los", "las", "qué", "cuál", "cómo", "es", "del", "un", "una", "puedo", "para", "en",
-        "por", "que"},
-       {"ñ", "¿", "¡"}},
-      {"Die Dokumente sagen dazu nichts.",
-       {"der", "die", "das", "wie", "was", "welche", "welcher", "ist", "ich", "und", "kann", "den", "ein",
-        "eine", "mit", "warum", "wann", "nicht"},
-       {"ß", "ä", "ö", "ü"}},
-  };
-  const std::vector<std::string> words = Words(question);
-  const Language* best = &kLanguages[0];
-  int best_score = 0;
-  for (const Language& lang : kLanguages) {
-    int score = 0;
-    for (const std::string& w : words)
-      for (std::string_view known : lang.words) score += w == known ? 2 : 0;
-    for (std::string_view mark : lang.marks) score += question.find(mark) != std::string::npos ? 3 : 0;
-    if (score > best_score) {
-      best_score = score;
-      best = &lang;
-    }
-  }
-  return best->answer;
+  return DetectQuestionLanguage(question).abstention;
 }
 
 inference::SamplingOptions RagAnswerSampling() {

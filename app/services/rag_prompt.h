@@ -35,6 +35,15 @@ struct Source {
 
 std::vector<Source> NumberSources(std::vector<retrieval::SearchHit> hits);
 
+// The language a question is written in, as far as its common words and
+// letters tell (English, Portuguese, French, Spanish or German; English
+// when unsure), and how to say in it that the documents do not say.
+struct QuestionLanguage {
+  const char* name;        // "Portuguese"
+  const char* abstention;  // "Os documentos não dizem."
+};
+const QuestionLanguage& DetectQuestionLanguage(const std::string& question);
+
 // The conversation for a chat model: rules, `history` (earlier user and
 // assistant turns, may be empty), then sources and question.
 std::vector<inference::ChatMessage> BuildRagConversation(
