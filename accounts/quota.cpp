@@ -58,8 +58,12 @@ struct QuotaLedger::Core {
         "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at, completed) "
         "VALUES (?, ?, ?, ?, ?, ?)");
     if (!insert.ok()) return insert.status();
-    insert->Bind(1, user_id).Bind(2, route).Bind(3, prompt).Bind(4, completion).Bind(5, now).Bind(
-        6, int64_t{completed ? 1 : 0});
+    insert->Bind(1, user_id)
+        .Bind(2, route)
+        .Bind(3, prompt)
+        .Bind(4, completion)
+        .Bind(5, now)
+        .Bind(6, int64_t{completed ? 1 : 0});
     Status written = insert->Run();
     return written.ok() ? touched.status() : written;
   }

@@ -70,7 +70,7 @@ struct DayUsage {
   std::string day;  // "2026-11-29"
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
-  int64_t requests = 0;  // settled requests (usage rows)
+  int64_t requests = 0;            // settled requests (usage rows)
   int64_t successful_answers = 0;  // generations that finished normally (not embeddings, errors or cancels)
 };
 

@@ -69,7 +69,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(v_).ok() && "Result built from an ok Status");
   }
@@ -94,8 +94,8 @@ class Result {
 }  // namespace ragd
 
 // Returns early from the enclosing function when `expr` (a Status) is not ok.
-#define RAGD_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::ragd::Status ragd_status_ = (expr);       \
+#define RAGD_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::ragd::Status ragd_status_ = (expr);        \
     if (!ragd_status_.ok()) return ragd_status_; \
   } while (0)

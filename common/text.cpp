@@ -10,10 +10,17 @@ int SequenceLength(std::string_view s, size_t i) {
   int n;
   unsigned min_cp;
   if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) { n = 2; min_cp = 0x80; }
-  else if ((c & 0xF0) == 0xE0) { n = 3; min_cp = 0x800; }
-  else if ((c & 0xF8) == 0xF0) { n = 4; min_cp = 0x10000; }
-  else return 0;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2;
+    min_cp = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3;
+    min_cp = 0x800;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4;
+    min_cp = 0x10000;
+  } else
+    return 0;
   unsigned cp = c & (0x7F >> n);
   for (int k = 1; k < n; ++k) {
     if (i + k >= s.size()) return -1;

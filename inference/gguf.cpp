@@ -9,7 +9,7 @@
 namespace ragd::inference {
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF"
+constexpr uint32_t kMagic = 0x46554747;   // "GGUF"
 constexpr uint64_t kMaxCount = 1u << 24;  // sanity bound on counts read from the file
 constexpr uint64_t kMaxNameLength = 64;   // ggml's GGML_MAX_NAME
 
@@ -45,22 +45,34 @@ class Reader {
 
 size_t ScalarSize(GgufValueType t) {
   switch (t) {
-    case GgufValueType::kU8: case GgufValueType::kI8: case GgufValueType::kBool: return 1;
-    case GgufValueType::kU16: case GgufValueType::kI16: return 2;
-    case GgufValueType::kU32: case GgufValueType::kI32: case GgufValueType::kF32: return 4;
-    case GgufValueType::kU64: case GgufValueType::kI64: case GgufValueType::kF64: return 8;
-    default: return 0;
+    case GgufValueType::kU8:
+    case GgufValueType::kI8:
+    case GgufValueType::kBool:
+      return 1;
+    case GgufValueType::kU16:
+    case GgufValueType::kI16:
+      return 2;
+    case GgufValueType::kU32:
+    case GgufValueType::kI32:
+    case GgufValueType::kF32:
+      return 4;
+    case GgufValueType::kU64:
+    case GgufValueType::kI64:
+    case GgufValueType::kF64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
 bool ReadNumber(Reader& r, GgufValueType t, double* out) {
   switch (t) {
-#define RAGD_CASE(tag, ctype)        \
-  case GgufValueType::tag: {         \
-    ctype v;                         \
-    if (!r.Read(&v)) return false;   \
-    *out = static_cast<double>(v);   \
-    return true;                     \
+#define RAGD_CASE(tag, ctype)      \
+  case GgufValueType::tag: {       \
+    ctype v;                       \
+    if (!r.Read(&v)) return false; \
+    *out = static_cast<double>(v); \
+    return true;                   \
   }
     RAGD_CASE(kU8, uint8_t)
     RAGD_CASE(kI8, int8_t)
@@ -79,7 +91,8 @@ bool ReadNumber(Reader& r, GgufValueType t, double* out) {
       *out = v != 0;
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -95,7 +108,8 @@ Status ReadValue(Reader& r, GgufValueType t, GgufValue* v, const std::string& ke
   uint32_t et = 0;
   uint64_t n = 0;
   if (!r.Read(&et) || !r.Read(&n)) return truncated();
-  if (!KnownType(et)) return Status::Corrupt("key '" + key + "' has an array of unknown type " + std::to_string(et));
+  if (!KnownType(et))
+    return Status::Corrupt("key '" + key + "' has an array of unknown type " + std::to_string(et));
   if (depth > 4) return Status::Corrupt("key '" + key + "' nests arrays too deeply");
   v->elem_type = static_cast<GgufValueType>(et);
   v->array_size = n;
@@ -122,9 +136,13 @@ Status ReadValue(Reader& r, GgufValueType t, GgufValue* v, const std::string& ke
 
 bool GgufValue::is_integer() const {
   switch (type) {
-    case GgufValueType::kF32: case GgufValueType::kF64: case GgufValueType::kString:
-    case GgufValueType::kArray: return false;
-    default: return true;
+    case GgufValueType::kF32:
+    case GgufValueType::kF64:
+    case GgufValueType::kString:
+    case GgufValueType::kArray:
+      return false;
+    default:
+      return true;
   }
 }
 
@@ -140,8 +158,7 @@ Result<GgufFile> GgufFile::Open(const std::string& path, const GgufOpenOptions& 
   uint64_t n_tensors = 0, n_kv = 0;
   if (!r.Read(&magic)) return corrupt("file too short for a GGUF header");
   if (magic != kMagic) return corrupt("not a GGUF file (bad magic)");
-  if (!r.Read(&f.version_) || !r.Read(&n_tensors) || !r.Read(&n_kv))
-    return corrupt("truncated GGUF header");
+  if (!r.Read(&f.version_) || !r.Read(&n_tensors) || !r.Read(&n_kv)) return corrupt("truncated GGUF header");
   if (f.version_ < 2 || f.version_ > 3)
     return corrupt("unsupported GGUF version " + std::to_string(f.version_));
   if (n_tensors > kMaxCount || n_kv > kMaxCount) return corrupt("implausible tensor or key count");
@@ -168,13 +185,16 @@ Result<GgufFile> GgufFile::Open(const std::string& path, const GgufOpenOptions& 
     GgufTensor& t = f.tensors_[i];
     uint32_t type = 0;
     if (!r.ReadString(&t.name) || !r.Read(&t.n_dims)) return corrupt("truncated tensor table");
-    if (t.name.empty() || t.name.size() > kMaxNameLength) return corrupt("bad tensor name at index " + std::to_string(i));
-    if (t.n_dims < 1 || t.n_dims > 4) return corrupt("tensor '" + t.name + "' has " + std::to_string(t.n_dims) + " dimensions");
+    if (t.name.empty() || t.name.size() > kMaxNameLength)
+      return corrupt("bad tensor name at index " + std::to_string(i));
+    if (t.n_dims < 1 || t.n_dims > 4)
+      return corrupt("tensor '" + t.name + "' has " + std::to_string(t.n_dims) + " dimensions");
     for (uint32_t d = 0; d < t.n_dims; ++d)
       if (!r.Read(&t.ne[d])) return corrupt("truncated tensor table");
     if (!r.Read(&type) || !r.Read(&t.offset)) return corrupt("truncated tensor table");
     t.info = GetTypeInfo(type);
-    if (t.info == nullptr) return corrupt("tensor '" + t.name + "' has unknown type id " + std::to_string(type));
+    if (t.info == nullptr)
+      return corrupt("tensor '" + t.name + "' has unknown type id " + std::to_string(type));
     t.type = static_cast<GgmlType>(type);
     if (options.require_supported_types && !t.info->supported)
       return Status::Unsupported(path + ": tensor '" + t.name + "' has type " + std::string(t.info->name) +
@@ -223,7 +243,8 @@ std::optional<int64_t> GgufFile::GetInt(const std::string& key) const {
 
 std::optional<double> GgufFile::GetFloat(const std::string& key) const {
   const GgufValue* v = Find(key);
-  if (v == nullptr || v->type == GgufValueType::kString || v->type == GgufValueType::kArray) return std::nullopt;
+  if (v == nullptr || v->type == GgufValueType::kString || v->type == GgufValueType::kArray)
+    return std::nullopt;
   return v->num;
 }
 

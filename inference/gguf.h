@@ -29,8 +29,19 @@
 namespace ragd::inference {
 
 enum class GgufValueType : uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6,
-  kBool = 7, kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
 
 // One metadata value. Scalars use `num` (integers and bools are exact up to
@@ -41,7 +52,7 @@ struct GgufValue {
   double num = 0;
   std::string str;
   GgufValueType elem_type = GgufValueType::kU8;  // arrays only
-  uint64_t array_size = 0;                        // arrays only
+  uint64_t array_size = 0;                       // arrays only
   std::vector<std::string> strings;
   std::vector<double> numbers;
 
@@ -54,7 +65,7 @@ struct GgufTensor {
   uint64_t ne[4] = {1, 1, 1, 1};
   GgmlType type = GgmlType::kF32;
   const GgmlTypeInfo* info = nullptr;
-  uint64_t offset = 0;          // relative to the data section
+  uint64_t offset = 0;  // relative to the data section
   const uint8_t* data = nullptr;
   size_t n_bytes = 0;
 

@@ -31,7 +31,8 @@ PrefixCache::Block* PrefixCache::Find(uint64_t hash, uint64_t parent, std::span<
   auto it = blocks_.find(hash);
   if (it == blocks_.end()) return nullptr;
   Block& b = it->second;
-  if (b.parent != parent || !std::equal(block.begin(), block.end(), b.tokens.begin(), b.tokens.end())) return nullptr;
+  if (b.parent != parent || !std::equal(block.begin(), block.end(), b.tokens.begin(), b.tokens.end()))
+    return nullptr;
   return &b;
 }
 

@@ -26,8 +26,8 @@
 namespace ragd::inference {
 
 struct PrefixCacheOptions {
-  int block_tokens = 16;                       // tokens per block (>= 1)
-  size_t max_bytes = size_t{1} << 30;          // blocks kept at most; 0 = cache off
+  int block_tokens = 16;               // tokens per block (>= 1)
+  size_t max_bytes = size_t{1} << 30;  // blocks kept at most; 0 = cache off
 };
 
 struct PrefixCacheStats {

@@ -4,8 +4,8 @@
 
 namespace ragd::inference {
 
-Result<std::unique_ptr<Sequence>> Sequence::Create(const GenerationRequest& request, const Tokenizer& tokenizer,
-                                                   int context_length) {
+Result<std::unique_ptr<Sequence>> Sequence::Create(const GenerationRequest& request,
+                                                   const Tokenizer& tokenizer, int context_length) {
   const int n_prompt = static_cast<int>(request.prompt.size());
   if (n_prompt == 0) return Status::InvalidArgument("the prompt is empty");
   if (n_prompt > context_length) {
@@ -26,8 +26,8 @@ Result<std::unique_ptr<Sequence>> Sequence::Create(const GenerationRequest& requ
   auto stops = StopMatcher::Create(request.stop);
   if (!stops.ok()) return stops.status();
   const int max_completion = std::min(request.max_tokens, context_length - n_prompt + 1);
-  return std::unique_ptr<Sequence>(new Sequence(request, tokenizer, max_completion, std::move(sampler).value(),
-                                                std::move(stops).value()));
+  return std::unique_ptr<Sequence>(
+      new Sequence(request, tokenizer, max_completion, std::move(sampler).value(), std::move(stops).value()));
 }
 
 Sequence::Sequence(const GenerationRequest& request, const Tokenizer& tokenizer, int max_completion,
@@ -55,7 +55,8 @@ Result<GenerationChunk> Sequence::Step(std::span<const float> logits, FinishReas
     chunk.text = stops_.Push(*text);
     if (stops_.stopped()) *reason = FinishReason::kStop;
   }
-  if (*reason == FinishReason::kNone && completion_tokens() >= max_completion_) *reason = FinishReason::kLength;
+  if (*reason == FinishReason::kNone && completion_tokens() >= max_completion_)
+    *reason = FinishReason::kLength;
   if (*reason != FinishReason::kNone) {
     const std::string tail = decoder_.Flush();
     if (!stops_.stopped()) chunk.text += stops_.Push(tail);

@@ -21,8 +21,8 @@ class Sequence {
   // Validates `request` as Engine::Start documents (prompt non-empty and no
   // longer than `context_length`, ids inside the vocabulary, max_tokens >= 1,
   // sampling options, stop strings).
-  static Result<std::unique_ptr<Sequence>> Create(const GenerationRequest& request, const Tokenizer& tokenizer,
-                                                  int context_length);
+  static Result<std::unique_ptr<Sequence>> Create(const GenerationRequest& request,
+                                                  const Tokenizer& tokenizer, int context_length);
 
   const std::vector<TokenId>& tokens() const { return tokens_; }  // prompt then completion
   std::span<const TokenId> prompt() const { return {tokens_.data(), static_cast<size_t>(prompt_tokens_)}; }

@@ -38,7 +38,8 @@ void PrintHistogram(std::ostringstream& out, const std::map<std::string, TypeSta
   for (const auto& [name, s] : hist) {
     char line[128];
     std::snprintf(line, sizeof line, "  %-6s %4d tensors  %12llu elements  %10s\n", name.c_str(), s.tensors,
-                  static_cast<unsigned long long>(s.elements), HumanBytes(static_cast<double>(s.bytes)).c_str());
+                  static_cast<unsigned long long>(s.elements),
+                  HumanBytes(static_cast<double>(s.bytes)).c_str());
     out << line;
   }
 }
@@ -106,8 +107,8 @@ Result<std::string> DescribeSafetensors(const std::string& path) {
     auto j = nlohmann::json::parse(cfg, nullptr, false);
     if (j.is_object()) {
       const auto field = [&](const char* k) { return j.contains(k) ? j[k].dump() : std::string("-"); };
-      out << "architecture:    " << (j.contains("architectures") ? j["architectures"].dump() : field("model_type"))
-          << "\n";
+      out << "architecture:    "
+          << (j.contains("architectures") ? j["architectures"].dump() : field("model_type")) << "\n";
       out << "context length:  " << field("max_position_embeddings") << "\n";
       out << "embedding:       " << field("hidden_size") << "\n";
       out << "blocks:          " << field("num_hidden_layers") << "\n";

@@ -4,7 +4,8 @@
 
 namespace ragd::app {
 
-void Flags::Value(const std::string& name, const std::string& alias, const std::string& help, bool repeatable) {
+void Flags::Value(const std::string& name, const std::string& alias, const std::string& help,
+                  bool repeatable) {
   specs_.push_back({name, alias, help, true, repeatable});
 }
 
@@ -65,7 +66,8 @@ std::vector<std::string> Flags::GetAll(const std::string& name) const {
 std::string Flags::HelpText() const {
   std::string out = "usage: " + usage_ + "\n\n" + description_ + "\n\noptions:\n";
   for (const Spec& s : specs_) {
-    std::string left = "  " + s.name + (s.alias.empty() ? "" : ", " + s.alias) + (s.takes_value ? " VALUE" : "");
+    std::string left =
+        "  " + s.name + (s.alias.empty() ? "" : ", " + s.alias) + (s.takes_value ? " VALUE" : "");
     if (left.size() < 26) left.resize(26, ' ');
     out += left + " " + s.help + "\n";
   }

@@ -16,7 +16,8 @@ namespace ragd::app {
 
 class Flags {
  public:
-  Flags(std::string usage, std::string description) : usage_(std::move(usage)), description_(std::move(description)) {}
+  Flags(std::string usage, std::string description)
+      : usage_(std::move(usage)), description_(std::move(description)) {}
 
   // Declares a flag taking a value ("--port 8080"); `alias` may be "" or "-p".
   void Value(const std::string& name, const std::string& alias, const std::string& help,

@@ -47,21 +47,36 @@ namespace {
 
 const char* ReasonPhrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
@@ -85,7 +100,8 @@ std::string PercentDecode(const std::string& s) {
 bool ValidRequestId(const std::string& id) {
   if (id.empty() || id.size() > 128) return false;
   for (char c : id)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != ':') return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != ':')
+      return false;
   return true;
 }
 
@@ -115,8 +131,8 @@ std::vector<std::string> SplitPath(const std::string& path) {
 // The last entry of a comma-separated header: the one the nearest proxy added.
 std::string LastListItem(const std::string& value) {
   const size_t comma = value.rfind(',');
-  return std::string(Trim(comma == std::string::npos ? std::string_view(value)
-                                                      : std::string_view(value).substr(comma + 1)));
+  return std::string(
+      Trim(comma == std::string::npos ? std::string_view(value) : std::string_view(value).substr(comma + 1)));
 }
 
 // Fills the fields that depend on where the client connected from and how.
@@ -149,17 +165,19 @@ class PeerResponse : public AsyncResponse {
 
   bool Send(const HttpResponse& r) override {
     std::string head = StatusLine(r.status) + "Content-Type: " + r.content_type +
-                       "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nX-Request-Id: " + request_id_ +
-                       "\r\n";
+                       "\r\nContent-Length: " + std::to_string(r.body.size()) +
+                       "\r\nX-Request-Id: " + request_id_ + "\r\n";
     for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
     ended_ = true;
     return SendRaw(head + "\r\n" + r.body);
   }
   bool StartStream(int status, const std::string& content_type,
                    const std::vector<std::pair<std::string, std::string>>& headers) override {
-    std::string head = StatusLine(status) + "Content-Type: " + content_type +
-                       "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n"
-                       "X-Request-Id: " + request_id_ + "\r\n";
+    std::string head =
+        StatusLine(status) + "Content-Type: " + content_type +
+        "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n"
+        "X-Request-Id: " +
+        request_id_ + "\r\n";
     for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
     return SendRaw(head + "\r\n");
   }
@@ -199,17 +217,20 @@ struct Shared {
   std::unordered_map<size_t, std::weak_ptr<PeerResponse>> streams;  // by peer id
 
   // Finds a route; sets `method_mismatch` when the path exists for another method.
-  const Route* Match(const std::string& method, const std::string& path, std::map<std::string, std::string>* params,
-                     bool* method_mismatch) const {
+  const Route* Match(const std::string& method, const std::string& path,
+                     std::map<std::string, std::string>* params, bool* method_mismatch) const {
     const std::vector<std::string> parts = SplitPath(path);
     for (const Route& r : routes) {
       if (r.pattern.size() != parts.size()) continue;
       std::map<std::string, std::string> p;
       bool ok = true;
       for (size_t i = 0; i < parts.size() && ok; ++i) {
-        if (!r.pattern[i].empty() && r.pattern[i][0] == ':') p[r.pattern[i].substr(1)] = PercentDecode(parts[i]);
-        else if (r.pattern[i] == "*") p["*"] = parts[i];
-        else ok = r.pattern[i] == parts[i];
+        if (!r.pattern[i].empty() && r.pattern[i][0] == ':')
+          p[r.pattern[i].substr(1)] = PercentDecode(parts[i]);
+        else if (r.pattern[i] == "*")
+          p["*"] = parts[i];
+        else
+          ok = r.pattern[i] == parts[i];
       }
       if (!ok) continue;
       if (r.method != method) {
@@ -290,11 +311,13 @@ class PistacheHandler : public Http::Handler {
     if (route != nullptr) req.route = route->name;
     if (req.body.size() > max_json_bytes_ && req.Header("content-type").rfind("multipart/", 0) != 0) {
       resp = HttpResponse::Error(413, "invalid_request_error",
-                                 "request body of " + std::to_string(req.body.size()) + " bytes is larger than the " +
-                                     std::to_string(max_json_bytes_) + " bytes allowed (server.max_json_bytes)");
+                                 "request body of " + std::to_string(req.body.size()) +
+                                     " bytes is larger than the " + std::to_string(max_json_bytes_) +
+                                     " bytes allowed (server.max_json_bytes)");
     } else if (route == nullptr) {
-      resp = mismatch ? HttpResponse::Error(405, "invalid_request_error", "method not allowed on " + req.path)
-                      : HttpResponse::Error(404, "not_found_error", "no route for " + req.method + " " + req.path);
+      resp = mismatch
+                 ? HttpResponse::Error(405, "invalid_request_error", "method not allowed on " + req.path)
+                 : HttpResponse::Error(404, "not_found_error", "no route for " + req.method + " " + req.path);
     } else {
       try {
         resp = route->handler(req, exchange);
@@ -310,7 +333,8 @@ class PistacheHandler : public Http::Handler {
     // Retry-After) on this path.
     exchange.SendNow(resp);
     if (on_response_)
-      on_response_(req, resp.status, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      on_response_(req, resp.status,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
 
   void onDisconnection(const std::shared_ptr<Tcp::Peer>& peer) override {

@@ -30,8 +30,8 @@ struct HttpRequest {
   // trusted. Compared with a browser's Origin header (app/http/auth.h).
   std::string own_origin;
   bool cookie_secure = false;  // session cookies sent on this request carry Secure and the __Host- name
-  std::string request_id;  // X-Request-Id as sent (when well-formed) or generated; echoed back
-  std::string route;       // the matched route pattern ("/v1/documents/:id"), "" when none matched
+  std::string request_id;      // X-Request-Id as sent (when well-formed) or generated; echoed back
+  std::string route;           // the matched route pattern ("/v1/documents/:id"), "" when none matched
   // Who made the request, recorded by the authentication wrapper (0 = nobody
   // authenticated); read by the request log. Handlers run on one thread per
   // request, so this needs no lock.
@@ -91,15 +91,15 @@ using Handler = std::function<HttpResponse(const HttpRequest&, HttpExchange&)>;
 using ResponseHook = std::function<void(const HttpRequest&, int status, double seconds)>;
 
 struct HttpServerOptions {
-  std::string host = "127.0.0.1";    // address to listen on
-  int port = 8080;                   // 0 picks a free port
-  int threads = 4;                   // reactor threads
+  std::string host = "127.0.0.1";       // address to listen on
+  int port = 8080;                      // 0 picks a free port
+  int threads = 4;                      // reactor threads
   size_t max_request_bytes = 32 << 20;  // whole request, headers and body (multipart uploads)
   size_t max_json_bytes = 1 << 20;      // bodies that are not multipart: 413 beyond this
-  int stream_timeout_s = 900;        // keep-alive limit, above the longest stream
-  bool trust_proxy = false;          // believe X-Forwarded-Proto/-Host/-For (set behind a proxy that overwrites them)
+  int stream_timeout_s = 900;           // keep-alive limit, above the longest stream
+  bool trust_proxy = false;  // believe X-Forwarded-Proto/-Host/-For (set behind a proxy that overwrites them)
   SecureCookies secure_cookies = SecureCookies::kAuto;  // when HttpRequest::cookie_secure is set
-  ResponseHook on_response;          // metrics and the request log; may be empty
+  ResponseHook on_response;                             // metrics and the request log; may be empty
 };
 
 class HttpServer {

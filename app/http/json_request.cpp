@@ -16,7 +16,8 @@ Result<Json> ParseJsonObject(const std::string& body) {
 
 Result<std::string> RequiredString(const Json& j, const char* field, size_t max_bytes) {
   auto it = j.find(field);
-  if (it == j.end() || it->is_null()) return Status::InvalidArgument(std::string("missing field '") + field + "'");
+  if (it == j.end() || it->is_null())
+    return Status::InvalidArgument(std::string("missing field '") + field + "'");
   auto v = OptionalString(j, field, max_bytes);
   if (!v.ok()) return v.status();
   return **v;
@@ -28,9 +29,10 @@ Result<std::optional<std::string>> OptionalString(const Json& j, const char* fie
   if (!it->is_string()) return Status::InvalidArgument(std::string("field '") + field + "' must be a string");
   std::string s = it->get<std::string>();
   if (s.size() > max_bytes)
-    return Status::InvalidArgument(std::string("field '") + field + "' is longer than " + std::to_string(max_bytes) +
-                                   " bytes");
-  if (!IsValidUtf8(s)) return Status::InvalidArgument(std::string("field '") + field + "' is not valid UTF-8");
+    return Status::InvalidArgument(std::string("field '") + field + "' is longer than " +
+                                   std::to_string(max_bytes) + " bytes");
+  if (!IsValidUtf8(s))
+    return Status::InvalidArgument(std::string("field '") + field + "' is not valid UTF-8");
   return std::optional<std::string>(std::move(s));
 }
 
@@ -47,8 +49,8 @@ Result<std::optional<int64_t>> OptionalInt(const Json& j, const char* field, int
     return Status::InvalidArgument(std::string("field '") + field + "' must be an integer");
   }
   if (v < lo || v > hi)
-    return Status::InvalidArgument(std::string("field '") + field + "' must be between " + std::to_string(lo) +
-                                   " and " + std::to_string(hi));
+    return Status::InvalidArgument(std::string("field '") + field + "' must be between " +
+                                   std::to_string(lo) + " and " + std::to_string(hi));
   return std::optional<int64_t>(v);
 }
 
@@ -68,40 +70,59 @@ Result<std::optional<double>> OptionalNumber(const Json& j, const char* field, d
 Result<std::optional<bool>> OptionalBool(const Json& j, const char* field) {
   auto it = j.find(field);
   if (it == j.end() || it->is_null()) return std::optional<bool>();
-  if (!it->is_boolean()) return Status::InvalidArgument(std::string("field '") + field + "' must be true or false");
+  if (!it->is_boolean())
+    return Status::InvalidArgument(std::string("field '") + field + "' must be true or false");
   return std::optional<bool>(it->get<bool>());
 }
 
 int HttpStatusFor(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
+    case StatusCode::kOk:
+      return 200;
     case StatusCode::kInvalidArgument:
     case StatusCode::kCorrupt:
     case StatusCode::kUnsupported:
-    case StatusCode::kOutOfRange: return 400;
-    case StatusCode::kUnauthenticated: return 401;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kAlreadyExists: return 409;
-    case StatusCode::kResourceExhausted: return 429;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kCancelled: return 499;
+    case StatusCode::kOutOfRange:
+      return 400;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+      return 409;
+    case StatusCode::kResourceExhausted:
+      return 429;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kCancelled:
+      return 499;
     case StatusCode::kIoError:
-    case StatusCode::kInternal: return 500;
+    case StatusCode::kInternal:
+      return 500;
   }
   return 500;
 }
 
 std::string ErrorTypeFor(StatusCode code) {
   switch (HttpStatusFor(code)) {
-    case 400: return "invalid_request_error";
-    case 401: return "authentication_error";
-    case 403: return "permission_error";
-    case 404: return "not_found_error";
-    case 409: return "conflict_error";
-    case 429: return "rate_limit_error";
-    case 503: return "unavailable_error";
-    default: return "server_error";
+    case 400:
+      return "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 409:
+      return "conflict_error";
+    case 429:
+      return "rate_limit_error";
+    case 503:
+      return "unavailable_error";
+    default:
+      return "server_error";
   }
 }
 
@@ -128,7 +149,9 @@ std::string DumpJson(const Json& j) {
   return out;
 }
 
-HttpResponse JsonResponse(int http_status, const Json& body) { return HttpResponse::Json(http_status, DumpJson(body)); }
+HttpResponse JsonResponse(int http_status, const Json& body) {
+  return HttpResponse::Json(http_status, DumpJson(body));
+}
 
 HttpResponse ErrorResponse(const Status& status) {
   return HttpResponse::Error(HttpStatusFor(status.code()), ErrorTypeFor(status.code()), status.message());

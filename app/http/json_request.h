@@ -21,7 +21,8 @@ Result<Json> ParseJsonObject(const std::string& body);
 // Typed field access. Missing optional fields give nullopt; a present field of
 // the wrong type or out of range is kInvalidArgument naming it.
 Result<std::string> RequiredString(const Json& j, const char* field, size_t max_bytes = 1 << 20);
-Result<std::optional<std::string>> OptionalString(const Json& j, const char* field, size_t max_bytes = 1 << 20);
+Result<std::optional<std::string>> OptionalString(const Json& j, const char* field,
+                                                  size_t max_bytes = 1 << 20);
 Result<std::optional<int64_t>> OptionalInt(const Json& j, const char* field, int64_t lo, int64_t hi);
 Result<std::optional<double>> OptionalNumber(const Json& j, const char* field, double lo, double hi);
 Result<std::optional<bool>> OptionalBool(const Json& j, const char* field);

@@ -106,9 +106,11 @@ void RequestLog::Write(const RequestRecord& r) {
     unsigned char nonce[crypto_secretbox_NONCEBYTES];
     randombytes_buf(nonce, sizeof nonce);
     std::vector<unsigned char> box(plain.size() + crypto_secretbox_MACBYTES);
-    crypto_secretbox_easy(box.data(), reinterpret_cast<const unsigned char*>(plain.data()), plain.size(), nonce,
-                          key_.data());
-    sealed_line = Json{{"request_id", r.request_id}, {"time", r.time}, {"nonce", Base64(nonce, sizeof nonce)},
+    crypto_secretbox_easy(box.data(), reinterpret_cast<const unsigned char*>(plain.data()), plain.size(),
+                          nonce, key_.data());
+    sealed_line = Json{{"request_id", r.request_id},
+                       {"time", r.time},
+                       {"nonce", Base64(nonce, sizeof nonce)},
                        {"box", Base64(box.data(), box.size())}}
                       .dump() +
                   "\n";
@@ -139,7 +141,8 @@ Result<std::string> RequestLog::OpenSealed(const std::string& line, const std::s
   auto key = KeyFromHex(key_hex);
   if (!key.ok()) return key.status();
   Json j = Json::parse(line, nullptr, false);
-  if (!j.is_object() || !j.contains("nonce") || !j.contains("box")) return Status::Corrupt("not a content record");
+  if (!j.is_object() || !j.contains("nonce") || !j.contains("box"))
+    return Status::Corrupt("not a content record");
   auto nonce = FromBase64(j["nonce"].get<std::string>());
   auto box = FromBase64(j["box"].get<std::string>());
   if (!nonce.ok() || !box.ok() || nonce->size() != crypto_secretbox_NONCEBYTES ||

@@ -34,17 +34,17 @@ struct RequestRecord {
   int64_t cached_tokens = 0;
   double ttft_ms = -1;  // -1 when no token was generated
   double duration_ms = 0;
-  std::string finish_reason;               // "" for routes that generate nothing
-  std::vector<int64_t> documents_cited;    // document ids
-  std::string prompt;                      // content: only ever stored encrypted
+  std::string finish_reason;             // "" for routes that generate nothing
+  std::vector<int64_t> documents_cited;  // document ids
+  std::string prompt;                    // content: only ever stored encrypted
   std::string answer;
 };
 
 struct RequestLogOptions {
-  std::string path;            // the JSON-lines request log
-  std::string content_dir;     // folder of the encrypted day files ("" = no content logging)
-  std::string content_key_hex; // 64 hex chars; required with content_dir
-  int64_t retention_days = 30; // day files older than this are deleted
+  std::string path;             // the JSON-lines request log
+  std::string content_dir;      // folder of the encrypted day files ("" = no content logging)
+  std::string content_key_hex;  // 64 hex chars; required with content_dir
+  int64_t retention_days = 30;  // day files older than this are deleted
 };
 
 class RequestLog {

@@ -6,7 +6,8 @@
 namespace ragd::app {
 
 Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler handler) {
-  return [&ctx, access, needs_models, handler = std::move(handler)](const HttpRequest& req, HttpExchange& ex) {
+  return [&ctx, access, needs_models, handler = std::move(handler)](const HttpRequest& req,
+                                                                    HttpExchange& ex) {
     auto user = Authenticate(*ctx.accounts, req);
     if (!user.ok()) return ErrorResponse(user.status());
     req.user_id = user->id;
@@ -14,9 +15,10 @@ Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler 
       if (Status st = RequireAdmin(*user); !st.ok()) return ErrorResponse(st);
     }
     if (needs_models && !ctx.ready) {
-      HttpResponse r = ctx.load_failed ? HttpResponse::Error(503, "unavailable_error",
-                                                             "the models failed to load: " + ctx.load_error)
-                                       : HttpResponse::Error(503, "unavailable_error", "the models are loading");
+      HttpResponse r =
+          ctx.load_failed
+              ? HttpResponse::Error(503, "unavailable_error", "the models failed to load: " + ctx.load_error)
+              : HttpResponse::Error(503, "unavailable_error", "the models are loading");
       r.headers.push_back({"Retry-After", "5"});
       return r;
     }
@@ -25,14 +27,14 @@ Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler 
 }
 
 void RegisterHealthRoutes(HttpServer& http, AppContext& ctx) {
-  http.Route("GET", "/healthz", [](const HttpRequest&, HttpExchange&) {
-    return HttpResponse::Json(200, R"({"status":"ok"})");
-  });
+  http.Route("GET", "/healthz",
+             [](const HttpRequest&, HttpExchange&) { return HttpResponse::Json(200, R"({"status":"ok"})"); });
   http.Route("GET", "/readyz", [&ctx](const HttpRequest&, HttpExchange&) {
     if (ctx.ready) return HttpResponse::Json(200, R"({"status":"ok"})");
-    HttpResponse r = ctx.load_failed
-                         ? HttpResponse::Error(503, "unavailable_error", "the models failed to load: " + ctx.load_error)
-                         : HttpResponse::Error(503, "unavailable_error", "the models are loading");
+    HttpResponse r =
+        ctx.load_failed
+            ? HttpResponse::Error(503, "unavailable_error", "the models failed to load: " + ctx.load_error)
+            : HttpResponse::Error(503, "unavailable_error", "the models are loading");
     r.headers.push_back({"Retry-After", "5"});
     return r;
   });

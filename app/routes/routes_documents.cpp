@@ -9,8 +9,14 @@ namespace ragd::app {
 namespace {
 
 Json DocumentJson(const corpus::DocumentInfo& d) {
-  return {{"id", d.id},         {"title", d.title},       {"source", d.source_name}, {"media_type", d.media_type},
-          {"bytes", d.byte_size}, {"chunks", d.chunk_count}, {"sha256", d.sha256},     {"created_at", d.created_at}};
+  return {{"id", d.id},
+          {"title", d.title},
+          {"source", d.source_name},
+          {"media_type", d.media_type},
+          {"bytes", d.byte_size},
+          {"chunks", d.chunk_count},
+          {"sha256", d.sha256},
+          {"created_at", d.created_at}};
 }
 
 Result<int64_t> DocumentId(const HttpRequest& req) {
@@ -65,72 +71,76 @@ Result<Upload> ReadUpload(const HttpRequest& req, const Config& config) {
 }  // namespace
 
 void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx) {
-  http.Route("POST", "/v1/documents", WithUser(ctx, Access::kAdmin, true, [&ctx](const HttpRequest& req,
-                                                                                 HttpExchange& ex,
-                                                                                 const accounts::User&) {
-    auto upload = ReadUpload(req, ctx.config);
-    if (!upload.ok()) return ErrorResponse(upload.status());
-    // Ingestion embeds every chunk: seconds of work, done off the reactor thread.
-    auto response = ex.Defer();
-    auto up = std::make_shared<Upload>(std::move(upload).value());
-    RequestRecord record;
-    record.request_id = ex.request_id();
-    record.user_id = req.user_id;
-    record.route = req.route;
-    ctx.ingest_queue->Post([&ctx, response, up, record]() mutable {
-      const auto t0 = std::chrono::steady_clock::now();
-      auto result = ctx.retriever->Ingest(up->bytes, up->file_name, up->media_type, up->title);
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      HttpResponse r;
-      if (!result.ok()) {
-        r = ErrorResponse(result.status());
-        if (result.status().code() == StatusCode::kUnsupported)
-          r = HttpResponse::Error(415, "invalid_request_error", result.status().message());
-      } else if (auto doc = ctx.retriever->store().GetDocument(result->document_id); !doc.ok()) {
-        r = ErrorResponse(doc.status());
-      } else {
-        r = JsonResponse(result->inserted ? 201 : 200, {{"document", DocumentJson(*doc)},
-                                                        {"duplicate", !result->inserted}, {"ingest_seconds", s}});
-      }
-      response->Send(r);
-      record.time = static_cast<int64_t>(::time(nullptr));
-      record.status = r.status;
-      record.duration_ms = s * 1000;
-      RecordRequest(ctx, record);
-    });
-    return HttpResponse::Json(202, "");
-  }));
+  http.Route(
+      "POST", "/v1/documents",
+      WithUser(
+          ctx, Access::kAdmin, true, [&ctx](const HttpRequest& req, HttpExchange& ex, const accounts::User&) {
+            auto upload = ReadUpload(req, ctx.config);
+            if (!upload.ok()) return ErrorResponse(upload.status());
+            // Ingestion embeds every chunk: seconds of work, done off the reactor thread.
+            auto response = ex.Defer();
+            auto up = std::make_shared<Upload>(std::move(upload).value());
+            RequestRecord record;
+            record.request_id = ex.request_id();
+            record.user_id = req.user_id;
+            record.route = req.route;
+            ctx.ingest_queue->Post([&ctx, response, up, record]() mutable {
+              const auto t0 = std::chrono::steady_clock::now();
+              auto result = ctx.retriever->Ingest(up->bytes, up->file_name, up->media_type, up->title);
+              const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+              HttpResponse r;
+              if (!result.ok()) {
+                r = ErrorResponse(result.status());
+                if (result.status().code() == StatusCode::kUnsupported)
+                  r = HttpResponse::Error(415, "invalid_request_error", result.status().message());
+              } else if (auto doc = ctx.retriever->store().GetDocument(result->document_id); !doc.ok()) {
+                r = ErrorResponse(doc.status());
+              } else {
+                r = JsonResponse(result->inserted ? 201 : 200, {{"document", DocumentJson(*doc)},
+                                                                {"duplicate", !result->inserted},
+                                                                {"ingest_seconds", s}});
+              }
+              response->Send(r);
+              record.time = static_cast<int64_t>(::time(nullptr));
+              record.status = r.status;
+              record.duration_ms = s * 1000;
+              RecordRequest(ctx, record);
+            });
+            return HttpResponse::Json(202, "");
+          }));
 
-  http.Route("GET", "/v1/documents", WithUser(ctx, Access::kAdmin, true, [&ctx](const HttpRequest&, HttpExchange&,
-                                                                                const accounts::User&) {
-    auto docs = ctx.retriever->store().ListDocuments();
-    if (!docs.ok()) return ErrorResponse(docs.status());
-    Json list = Json::array();
-    for (const auto& d : *docs) list.push_back(DocumentJson(d));
-    return JsonResponse(200, {{"documents", list}});
-  }));
+  http.Route(
+      "GET", "/v1/documents",
+      WithUser(ctx, Access::kAdmin, true, [&ctx](const HttpRequest&, HttpExchange&, const accounts::User&) {
+        auto docs = ctx.retriever->store().ListDocuments();
+        if (!docs.ok()) return ErrorResponse(docs.status());
+        Json list = Json::array();
+        for (const auto& d : *docs) list.push_back(DocumentJson(d));
+        return JsonResponse(200, {{"documents", list}});
+      }));
 
-  http.Route("GET", "/v1/documents/:id", WithUser(ctx, Access::kAdmin, true, [&ctx](const HttpRequest& req,
-                                                                                    HttpExchange&,
-                                                                                    const accounts::User&) {
-    auto id = DocumentId(req);
-    if (!id.ok()) return ErrorResponse(id.status());
-    auto doc = ctx.retriever->store().GetDocument(*id);
-    if (!doc.ok()) return ErrorResponse(doc.status());
-    auto text = ctx.retriever->store().GetDocumentText(*id);
-    if (!text.ok()) return ErrorResponse(text.status());
-    return JsonResponse(200, {{"document", DocumentJson(*doc)}, {"text", *text}});
-  }));
+  http.Route("GET", "/v1/documents/:id",
+             WithUser(ctx, Access::kAdmin, true,
+                      [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
+                        auto id = DocumentId(req);
+                        if (!id.ok()) return ErrorResponse(id.status());
+                        auto doc = ctx.retriever->store().GetDocument(*id);
+                        if (!doc.ok()) return ErrorResponse(doc.status());
+                        auto text = ctx.retriever->store().GetDocumentText(*id);
+                        if (!text.ok()) return ErrorResponse(text.status());
+                        return JsonResponse(200, {{"document", DocumentJson(*doc)}, {"text", *text}});
+                      }));
 
-  http.Route("DELETE", "/v1/documents/:id", WithUser(ctx, Access::kAdmin, true, [&ctx](const HttpRequest& req,
-                                                                                       HttpExchange&,
-                                                                                       const accounts::User&) {
-    auto id = DocumentId(req);
-    if (!id.ok()) return ErrorResponse(id.status());
-    auto removed = ctx.retriever->DeleteDocument(*id);
-    if (!removed.ok()) return ErrorResponse(removed.status());
-    return JsonResponse(200, {{"deleted", true}, {"id", *id}, {"chunks_removed", *removed}});
-  }));
+  http.Route(
+      "DELETE", "/v1/documents/:id",
+      WithUser(ctx, Access::kAdmin, true,
+               [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
+                 auto id = DocumentId(req);
+                 if (!id.ok()) return ErrorResponse(id.status());
+                 auto removed = ctx.retriever->DeleteDocument(*id);
+                 if (!removed.ok()) return ErrorResponse(removed.status());
+                 return JsonResponse(200, {{"deleted", true}, {"id", *id}, {"chunks_removed", *removed}});
+               }));
 }
 
 }  // namespace ragd::app

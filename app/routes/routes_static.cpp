@@ -48,8 +48,10 @@ HttpResponse ServeFile(const std::string& web_dir, const std::string& name) {
 void RegisterStaticRoutes(HttpServer& http, AppContext& ctx) {
   const std::string dir = ctx.web_dir;
   http.Route("GET", "/", [dir](const HttpRequest&, HttpExchange&) { return ServeFile(dir, "index.html"); });
-  http.Route("GET", "/login", [dir](const HttpRequest&, HttpExchange&) { return ServeFile(dir, "login.html"); });
-  http.Route("GET", "/admin", [dir](const HttpRequest&, HttpExchange&) { return ServeFile(dir, "admin.html"); });
+  http.Route("GET", "/login",
+             [dir](const HttpRequest&, HttpExchange&) { return ServeFile(dir, "login.html"); });
+  http.Route("GET", "/admin",
+             [dir](const HttpRequest&, HttpExchange&) { return ServeFile(dir, "admin.html"); });
   http.Route("GET", "/static/:file", [dir](const HttpRequest& req, HttpExchange&) {
     return ServeFile(dir + "/static", req.params.at("file"));
   });

@@ -75,7 +75,7 @@ std::vector<std::string> Chunks(const ragd::retrieval::Embedder& e, int n, int t
 
 int main(int argc, char** argv) {
   ragd::retrieval::RestartWithBetterBlasCore(argv);  // the kernels the server gets
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows when redirected
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);          // progress shows when redirected
   const std::string dir = ModelDir(argc, argv);
   const int n_chunks = argc > 2 ? std::atoi(argv[2]) : 64;
   const int tokens = argc > 3 ? std::atoi(argv[3]) : 200;

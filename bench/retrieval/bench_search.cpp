@@ -110,7 +110,7 @@ Percentiles Of(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   ragd::retrieval::RestartWithBetterBlasCore(argv);  // the kernels the server gets
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows when redirected
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);          // progress shows when redirected
   using namespace ragd;
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) {

@@ -6,9 +6,9 @@
 
 #include "common/huge_pages.h"
 #include "inference/gguf_names.h"
+#include "inference/kernels/vec_ops.h"
 #include "inference/models/attention.h"
 #include "inference/models/tensor_check.h"
-#include "inference/kernels/vec_ops.h"
 
 namespace ragd::inference {
 namespace {

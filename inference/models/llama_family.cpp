@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "inference/gguf_names.h"
+#include "inference/kernels/vec_ops.h"
 #include "inference/models/decoder.h"
 #include "inference/models/tensor_check.h"
-#include "inference/kernels/vec_ops.h"
 
 namespace ragd::inference {
 namespace {

@@ -73,8 +73,10 @@ TEST_F(RequestLogTest, MetadataLineWithoutContent) {
 }
 
 TEST_F(RequestLogTest, ContentIsSealedAndOpensOnlyWithTheKey) {
-  auto log = RequestLog::Open({.path = dir_ + "/requests.jsonl", .content_dir = dir_ + "/content",
-                               .content_key_hex = kKey, .retention_days = 30});
+  auto log = RequestLog::Open({.path = dir_ + "/requests.jsonl",
+                               .content_dir = dir_ + "/content",
+                               .content_key_hex = kKey,
+                               .retention_days = 30});
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   (*log)->Write(Sample(1795000000));
   const std::string everything = ReadAll(dir_ + "/requests.jsonl") + ReadFolder(dir_ + "/content");
@@ -100,8 +102,10 @@ TEST_F(RequestLogTest, ContentIsSealedAndOpensOnlyWithTheKey) {
 
 TEST_F(RequestLogTest, RetentionDeletesOldDays) {
   const int64_t day = 86400, now = 1795000000;
-  auto log = RequestLog::Open({.path = dir_ + "/requests.jsonl", .content_dir = dir_ + "/content",
-                               .content_key_hex = kKey, .retention_days = 3});
+  auto log = RequestLog::Open({.path = dir_ + "/requests.jsonl",
+                               .content_dir = dir_ + "/content",
+                               .content_key_hex = kKey,
+                               .retention_days = 3});
   ASSERT_TRUE(log.ok());
   for (int d = 0; d < 6; ++d) (*log)->Write(Sample(now - d * day));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_ + "/content"), {}), 6);
@@ -110,7 +114,9 @@ TEST_F(RequestLogTest, RetentionDeletesOldDays) {
 }
 
 TEST_F(RequestLogTest, BadKeyIsRefused) {
-  EXPECT_FALSE(RequestLog::Open({.path = dir_ + "/r.jsonl", .content_dir = dir_ + "/c", .content_key_hex = "abc"}).ok());
+  EXPECT_FALSE(
+      RequestLog::Open({.path = dir_ + "/r.jsonl", .content_dir = dir_ + "/c", .content_key_hex = "abc"})
+          .ok());
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ class GgufWriter {
   }
 
   // `ne` fastest dimension first; `bytes` must already be in the type's layout.
-  void AddTensor(const std::string& name, std::vector<uint64_t> ne, uint32_t type, const std::vector<uint8_t>& bytes) {
+  void AddTensor(const std::string& name, std::vector<uint64_t> ne, uint32_t type,
+                 const std::vector<uint8_t>& bytes) {
     Str(tensors_, name);
     Pod(tensors_, static_cast<uint32_t>(ne.size()));
     for (uint64_t d : ne) Pod(tensors_, d);

@@ -66,5 +66,4 @@ inline std::string RagdBinary() {
 #endif
 }
 
-
 }  // namespace ragd::testing

@@ -3,17 +3,16 @@
 // test fail, never skip.
 #pragma once
 
-#include "tests/support/golden.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "inference/engine.h"
+#include "tests/support/golden.h"
 
 namespace ragd::inference::real_model {
 

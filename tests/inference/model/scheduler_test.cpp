@@ -30,9 +30,10 @@ std::vector<TokenId> Prompt(const std::string& text) {
 
 // A text of roughly `words` words that reads like a document.
 std::string Filler(int words, int seed) {
-  static const char* kWords[] = {"the", "river", "council", "approved", "a", "budget", "for", "new",
-                                 "bridges", "and", "schools", "while", "farmers", "asked", "about",
-                                 "water", "prices", "in", "spring", "of", "next", "year"};
+  static const char* kWords[] = {"the",     "river", "council", "approved", "a",       "budget",
+                                 "for",     "new",   "bridges", "and",      "schools", "while",
+                                 "farmers", "asked", "about",   "water",    "prices",  "in",
+                                 "spring",  "of",    "next",    "year"};
   std::string s;
   uint32_t x = 2463534242u + seed;
   for (int i = 0; i < words; ++i) {
@@ -267,8 +268,10 @@ TEST(Scheduler, FullQueueIsUnavailable) {
   int accepted = 0, refused = 0;
   for (int i = 0; i < 6; ++i) {
     auto h = s.Submit(Request(Prompt(Filler(200, i)), 8), count);
-    if (h.ok()) ++accepted;
-    else if (h.status().code() == StatusCode::kUnavailable) ++refused;
+    if (h.ok())
+      ++accepted;
+    else if (h.status().code() == StatusCode::kUnavailable)
+      ++refused;
   }
   EXPECT_GE(refused, 1);
   EXPECT_EQ(accepted + refused, 6);
