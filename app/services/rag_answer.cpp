@@ -23,6 +23,11 @@ size_t CountWords(std::string_view s) {
 
 bool NothingRelevant(const std::vector<retrieval::SearchHit>& hits, const RagQuestion& q) {
   if (hits.empty()) return true;
+  // The embedding model (MiniLM) is English-only: for other languages its low
+  // cosines and the missing word overlap with the English corpus say little
+  // ("Wie sichere ich den Datenordner?" scored under the cut-off while the
+  // guide answers it), so only English questions are turned away here.
+  if (std::string_view(DetectQuestionLanguage(q.question).name) != "English") return false;
   float dense = 0;
   double lexical = 0;
   for (const retrieval::SearchHit& h : hits) {

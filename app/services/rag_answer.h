@@ -23,7 +23,8 @@ struct RagQuestion {
   std::vector<inference::ChatMessage> history;  // earlier turns of a chat (user/assistant), may be empty
   int top_k = 5;                                // passages retrieved and shown to the model
   // Nothing relevant was retrieved when the best passage's cosine is under
-  // the first and its BM25 under the second (RagConfig): no generation then.
+  // the first and its BM25 under the second (RagConfig), for an English
+  // question (the embedding model's language): no generation then.
   double abstain_dense_below = 0;
   double abstain_lexical_below = 0;
 };
