@@ -117,4 +117,26 @@ Result<std::vector<inference::ChatMessage>> ReadMessages(const Json& body) {
   return out;
 }
 
+Result<ModelChoice> ReadModelChoice(AppContext& ctx, const Json& body, const char* fallback) {
+  auto model = OptionalString(body, "model", 256);
+  if (!model.ok()) return model.status();
+  if (!model->has_value() && fallback != nullptr) *model = fallback;
+  return ChooseModel(ctx, *model);
+}
+
+GenerationPlan NewGenerationPlan(const ModelChoice& choice, std::shared_ptr<const WireFormat> format,
+                                 std::string route, const GenerationOptions& opts) {
+  GenerationPlan plan;
+  plan.llm = choice.llm;
+  plan.format = std::move(format);
+  plan.route = std::move(route);
+  plan.model_id = choice.requested;
+  plan.stream = opts.stream;
+  plan.include_usage = opts.include_usage;
+  plan.request.sampling = opts.sampling;
+  plan.request.max_tokens = opts.max_tokens;
+  plan.request.stop = opts.stop;
+  return plan;
+}
+
 }  // namespace ragd::app

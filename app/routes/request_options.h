@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "app/http/json_request.h"
+#include "app/services/generation_runner.h"
+#include "app/services/model_routing.h"
 #include "inference/tokenizer/chat_format.h"
 #include "inference/tokenizer/sampler.h"
 
@@ -28,5 +30,16 @@ Result<GenerationOptions> ReadGenerationOptions(const Json& body, const Generati
 // The "messages" of a chat request: {"role","content"} objects whose content
 // is a string or an array of text parts; "developer" reads as "system".
 Result<std::vector<inference::ChatMessage>> ReadMessages(const Json& body);
+
+// The model a request's "model" field names (model_routing.h ChooseModel);
+// `fallback` when the field is absent (null: the first LLM). Errors name the field.
+Result<ModelChoice> ReadModelChoice(AppContext& ctx, const Json& body, const char* fallback = nullptr);
+
+// A generation plan for `choice` with the request's options: the model, the
+// name echoed as "model", streaming, sampling, length and stop strings, as
+// every generating route sets them; the caller adds the prompt (or the RAG
+// question).
+GenerationPlan NewGenerationPlan(const ModelChoice& choice, std::shared_ptr<const WireFormat> format,
+                                 std::string route, const GenerationOptions& opts);
 
 }  // namespace ragd::app

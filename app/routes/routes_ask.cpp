@@ -53,9 +53,7 @@ void RegisterAskRoutes(HttpServer& http, AppContext& ctx) {
                         GenerationOptions defaults;
                         defaults.max_tokens = static_cast<int>(ctx.config.inference.max_tokens);
                         defaults.sampling = RagAnswerSampling();
-                        auto model = OptionalString(*body, "model", 256);
-                        if (!model.ok()) return ErrorResponse(model.status());
-                        auto choice = ChooseModel(ctx, model->value_or(kRagModelId));
+                        auto choice = ReadModelChoice(ctx, *body, kRagModelId);
                         if (!choice.ok()) return ErrorResponse(choice.status());
                         if (!choice->rag) {
                           return ErrorResponse(Status::InvalidArgument("field 'model' must be \"" +
@@ -66,15 +64,7 @@ void RegisterAskRoutes(HttpServer& http, AppContext& ctx) {
                                                           choice->llm->engine->tokenizer().vocab_size());
                         if (!opts.ok()) return ErrorResponse(opts.status());
 
-                        GenerationPlan plan;
-                        plan.llm = choice->llm;
-                        plan.format = AskWireFormat();
-                        plan.route = "/v1/ask";
-                        plan.model_id = choice->requested;
-                        plan.stream = opts->stream;
-                        plan.request.sampling = opts->sampling;
-                        plan.request.max_tokens = opts->max_tokens;
-                        plan.request.stop = opts->stop;
+                        GenerationPlan plan = NewGenerationPlan(*choice, AskWireFormat(), "/v1/ask", *opts);
                         RagQuestion q = std::move(question).value();
                         q.top_k = static_cast<int>(top_k->value_or(ctx.config.retrieval.top_k));
                         if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) return ErrorResponse(st);

@@ -37,16 +37,6 @@ Json RagModelJson(const AppContext& ctx, const char* id, const LanguageModel& ll
   return j;
 }
 
-// The model whose tokenizer /tokenize and /detokenize use: "model" when
-// given (an LLM id or a RAG model), else the answer model.
-Result<LanguageModel*> TokenizerModel(AppContext& ctx, const Json& body) {
-  auto model = OptionalString(body, "model", 256);
-  if (!model.ok()) return model.status();
-  auto choice = ChooseModel(ctx, *model);
-  if (!choice.ok()) return choice.status();
-  return choice->llm;
-}
-
 GenerationOptions DefaultOptions(const AppContext& ctx) {
   GenerationOptions o;
   o.max_tokens = static_cast<int>(ctx.config.inference.max_tokens);
@@ -74,9 +64,7 @@ HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchan
                              const accounts::User& user) {
   auto body = ParseJsonObject(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
-  auto model = OptionalString(*body, "model", 256);
-  if (!model.ok()) return ErrorResponse(model.status());
-  auto choice = ChooseModel(ctx, *model);
+  auto choice = ReadModelChoice(ctx, *body);
   if (!choice.ok()) return ErrorResponse(choice.status());
   const bool rag = choice->rag;
   auto messages = ReadMessages(*body);
@@ -85,17 +73,8 @@ HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchan
   auto opts = ReadGenerationOptions(*body, DefaultOptions(ctx), engine.tokenizer().vocab_size());
   if (!opts.ok()) return ErrorResponse(opts.status());
 
-  GenerationPlan plan;
-  plan.llm = choice->llm;
-  plan.format = ChatWireFormat();
-  plan.route = "/v1/chat/completions";
-  plan.model_id = choice->requested;
-  plan.stream = opts->stream;
-  plan.include_usage = opts->include_usage;
+  GenerationPlan plan = NewGenerationPlan(*choice, ChatWireFormat(), "/v1/chat/completions", *opts);
   std::vector<inference::ChatMessage> conversation = std::move(messages).value();
-  plan.request.sampling = opts->sampling;
-  plan.request.max_tokens = opts->max_tokens;
-  plan.request.stop = opts->stop;
   if (rag) {
     if (conversation.back().role != "user")
       return ErrorResponse(Status::InvalidArgument("the last message must be from the user"));
@@ -115,9 +94,7 @@ HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& 
                          const accounts::User& user) {
   auto body = ParseJsonObject(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
-  auto model = OptionalString(*body, "model", 256);
-  if (!model.ok()) return ErrorResponse(model.status());
-  auto choice = ChooseModel(ctx, *model);
+  auto choice = ReadModelChoice(ctx, *body);
   if (!choice.ok()) return ErrorResponse(choice.status());
   if (choice->rag) {
     return ErrorResponse(Status::InvalidArgument("model '" + choice->requested +
@@ -137,17 +114,8 @@ HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& 
   if (!opts.ok()) return ErrorResponse(opts.status());
   auto ids = engine.PlainPrompt(prompt_text);
   if (!ids.ok()) return ErrorResponse(ids.status());
-  GenerationPlan plan;
-  plan.llm = choice->llm;
-  plan.format = CompletionWireFormat();
-  plan.route = "/v1/completions";
-  plan.model_id = choice->llm->id;
-  plan.stream = opts->stream;
-  plan.include_usage = opts->include_usage;
+  GenerationPlan plan = NewGenerationPlan(*choice, CompletionWireFormat(), "/v1/completions", *opts);
   plan.request.prompt = std::move(ids).value();
-  plan.request.sampling = opts->sampling;
-  plan.request.max_tokens = opts->max_tokens;
-  plan.request.stop = opts->stop;
   return RunGeneration(ctx, user, std::move(plan), ex);
 }
 
@@ -229,9 +197,10 @@ HttpResponse Tokenize(AppContext& ctx, const HttpRequest& req) {
   if (!add_special.ok()) return ErrorResponse(add_special.status());
   auto with_pieces = OptionalBool(*body, "with_pieces");
   if (!with_pieces.ok()) return ErrorResponse(with_pieces.status());
-  auto llm = TokenizerModel(ctx, *body);
-  if (!llm.ok()) return ErrorResponse(llm.status());
-  const inference::Tokenizer& tok = (*llm)->engine->tokenizer();
+  auto choice = ReadModelChoice(ctx, *body);  // the tokenizer of the model named, else the answer model's
+  if (!choice.ok()) return ErrorResponse(choice.status());
+  const inference::Engine& engine = *choice->llm->engine;
+  const inference::Tokenizer& tok = engine.tokenizer();
   auto ids = tok.Encode(*content);
   if (!ids.ok()) return ErrorResponse(ids.status());
   if (add_special->value_or(false) && tok.add_bos()) ids->insert(ids->begin(), tok.bos_id());
@@ -245,15 +214,16 @@ HttpResponse Tokenize(AppContext& ctx, const HttpRequest& req) {
     }
   }
   return JsonResponse(
-      200, {{"tokens", tokens}, {"count", ids->size()}, {"max_model_len", (*llm)->engine->context_length()}});
+      200, {{"tokens", tokens}, {"count", ids->size()}, {"max_model_len", engine.context_length()}});
 }
 
 HttpResponse Detokenize(AppContext& ctx, const HttpRequest& req) {
   auto body = ParseJsonObject(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
-  auto llm = TokenizerModel(ctx, *body);
-  if (!llm.ok()) return ErrorResponse(llm.status());
-  const inference::Tokenizer& tok = (*llm)->engine->tokenizer();
+  auto choice = ReadModelChoice(ctx, *body);  // the tokenizer of the model named, else the answer model's
+  if (!choice.ok()) return ErrorResponse(choice.status());
+  const inference::Engine& engine = *choice->llm->engine;
+  const inference::Tokenizer& tok = engine.tokenizer();
   auto it = body->find("tokens");
   if (it == body->end() || !it->is_array())
     return ErrorResponse(Status::InvalidArgument("field 'tokens' must be an array of token ids"));
