@@ -23,6 +23,7 @@
 #include "app/config/config_flags.h"
 #include "app/eval/eval.h"
 #include "app/http/json_request.h"
+#include "app/services/ingest_if_empty.h"
 #include "app/services/model_bootstrap.h"
 #include "app/services/rag_answer.h"
 #include "inference/engine.h"
@@ -171,23 +172,11 @@ Result<std::vector<LabelledQuestion>> ReadQuestions(const std::string& path) {
 // file that fails stops the run.
 Status IngestFolders(retrieval::Retriever& retriever, const std::vector<std::string>& folders) {
   if (folders.empty()) return Status::Ok();
-  auto count = retriever.store().CountDocuments();
-  if (!count.ok()) return count.status();
-  if (*count > 0) return Status::Ok();
-  std::vector<std::string> files;
-  for (const std::string& folder : folders) {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(folder, ec))
-      if (e.is_regular_file()) files.push_back(e.path().string());
-    if (ec) return Status::IoError(folder + ": " + ec.message());
-  }
-  std::sort(files.begin(), files.end());
-  for (const std::string& f : files) {
-    auto r = retriever.IngestFile(f);
-    if (!r.ok()) return Status(r.status().code(), f + ": " + r.status().message());
-  }
-  std::fprintf(stderr, "%s: ingested %zu documents\n", kName, files.size());
-  return retriever.SaveIndex();
+  auto seeded = IngestIfEmpty(retriever, folders);
+  if (!seeded.ok()) return seeded.status();
+  if (!seeded->failures.empty()) return seeded->failures.front();
+  if (seeded->ingested) std::fprintf(stderr, "%s: ingested %zu documents\n", kName, seeded->files);
+  return Status::Ok();
 }
 
 Status Load(const EvalRun& run, Loaded* out) {

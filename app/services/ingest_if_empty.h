@@ -11,7 +11,7 @@ namespace ragd::app {
 
 struct SeedReport {
   bool ingested = false;         // false: the corpus already held documents
-  size_t files = 0;              // regular files found under the folder
+  size_t files = 0;              // regular files found under the folder(s)
   std::vector<Status> failures;  // one per file that could not be added, its message "path: why"
 };
 
@@ -21,5 +21,7 @@ struct SeedReport {
 // fatal is the caller's call. Errors: the document count or the folder
 // cannot be read, or the index cannot be saved.
 Result<SeedReport> IngestIfEmpty(retrieval::Retriever& retriever, const std::string& folder);
+// The same over the files of several folders, together in path order.
+Result<SeedReport> IngestIfEmpty(retrieval::Retriever& retriever, const std::vector<std::string>& folders);
 
 }  // namespace ragd::app
