@@ -12,10 +12,14 @@
 
 #include "inference/gguf.h"
 #include "inference/models/model.h"
+#include "tests/inference/model/run_chunked.h"
 #include "tests/inference/model/tiny_gemma.h"
 
 namespace ragd::inference {
 namespace {
+
+using testing_model::MaxAbsDiff;
+using testing_model::RunChunked;
 
 using testing::TinyGemmaSpec;
 
@@ -51,34 +55,6 @@ Loaded Load(const TinyGemmaSpec& spec, const std::string& tag, bool f16_attentio
   EXPECT_TRUE(m.ok()) << m.status().ToString();
   if (m.ok()) l.model = std::move(m).value();
   return l;
-}
-
-// Runs `tokens` in chunks of the given sizes (cycled), returning the logits
-// of every position.
-std::vector<std::vector<float>> RunChunked(Model& model, const std::vector<int32_t>& tokens,
-                                           std::vector<int> chunks, ThreadPool* pool) {
-  auto cache = model.NewCache(static_cast<int64_t>(tokens.size()));
-  const int64_t v = model.config().n_vocab;
-  std::vector<std::vector<float>> out;
-  size_t pos = 0, c = 0;
-  while (pos < tokens.size()) {
-    const size_t n = std::min<size_t>(chunks[c++ % chunks.size()], tokens.size() - pos);
-    std::vector<float> logits;
-    SequenceStep step{cache.get(), std::span<const int32_t>(tokens.data() + pos, n), true, &logits};
-    Status st = model.Forward(std::span<SequenceStep>(&step, 1), pool);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    if (!st.ok()) return out;
-    EXPECT_EQ(logits.size(), n * v);
-    for (size_t i = 0; i < n; ++i) out.emplace_back(logits.begin() + i * v, logits.begin() + (i + 1) * v);
-    pos += n;
-  }
-  return out;
-}
-
-double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - b[i]));
-  return m;
 }
 
 // (weight types: 0 F32, 1 mixed quantized; attention in half precision)

@@ -22,6 +22,7 @@
 #include "corpus/sha256.h"
 #include "inference/gguf.h"
 #include "inference/models/model.h"
+#include "tests/inference/model/run_chunked.h"
 #include "tests/inference/model/tiny_llama_family.h"
 #include "tests/support/golden.h"
 
@@ -33,9 +34,12 @@ void PrintTo(const TinyLlamaSpec& spec, std::ostream* os) { *os << spec.name; }
 namespace ragd::inference {
 namespace {
 
+using testing_model::MaxAbsDiff;
+using testing_model::RunChunked;
+
 using testing::TinyLlamaSpec;
 using testing::TinyLlamaWeights;
-using Logits = std::vector<std::vector<float>>;
+using testing_model::Logits;
 
 std::string TempPath(const std::string& tag) {
   return "/tmp/ragd_tiny_llama_" + std::to_string(getpid()) + "_" + tag + ".gguf";
@@ -76,32 +80,6 @@ Tiny Open(const TinyLlamaSpec& spec, bool f16_attention, const std::string& skip
   t.status = m.status();
   if (m.ok()) t.model = std::move(m).value();
   return t;
-}
-
-// Runs `tokens` through a fresh cache in chunks of the given sizes (cycled);
-// the logits of every position.
-Logits RunChunked(Model& model, const std::vector<int32_t>& tokens, const std::vector<int>& chunks,
-                  ThreadPool* pool) {
-  auto cache = model.NewCache(static_cast<int64_t>(tokens.size()));
-  const size_t v = model.config().n_vocab;
-  Logits out;
-  for (size_t pos = 0, c = 0; pos < tokens.size();) {
-    const size_t n = std::min<size_t>(chunks[c++ % chunks.size()], tokens.size() - pos);
-    std::vector<float> logits;
-    SequenceStep step{cache.get(), std::span<const int32_t>(tokens.data() + pos, n), true, &logits};
-    const Status st = model.Forward(std::span<SequenceStep>(&step, 1), pool);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    if (!st.ok()) return out;
-    for (size_t i = 0; i < n; ++i) out.emplace_back(logits.begin() + i * v, logits.begin() + (i + 1) * v);
-    pos += n;
-  }
-  return out;
-}
-
-double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - b[i]));
-  return m;
 }
 
 // Largest |got - want| and largest |want| over all positions.
