@@ -15,7 +15,9 @@ Accounts::Accounts(const AccountsOptions& options, std::shared_ptr<Db> db)
       sessions_(db_, &users_, clock_, options.sessions),
       quota_(db_, clock_, options.quota),
       rate_limiter_(clock_, options.rate_limits),
-      login_throttle_(clock_, options.login_throttle) {}
+      login_throttle_(clock_, options.login_throttle),
+      conversations_(db_, clock_),
+      feedback_(db_, clock_) {}
 
 Result<std::unique_ptr<Accounts>> Accounts::Open(const AccountsOptions& options) {
   RAGD_RETURN_IF_ERROR(InitSecrets());

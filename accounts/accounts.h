@@ -22,7 +22,9 @@
 
 #include "accounts/api_keys.h"
 #include "accounts/clock.h"
+#include "accounts/conversations.h"
 #include "accounts/db.h"
+#include "accounts/feedback.h"
 #include "accounts/login_throttle.h"
 #include "accounts/period.h"
 #include "accounts/quota.h"
@@ -71,6 +73,8 @@ class Accounts {
   QuotaLedger& quota() { return quota_; }
   RateLimiter& rate_limiter() { return rate_limiter_; }
   LoginThrottle& login_throttle() { return login_throttle_; }
+  ConversationStore& conversations() { return conversations_; }
+  FeedbackStore& feedback() { return feedback_; }
   const Clock& clock() const { return *clock_; }
   const AccountsOptions& options() const { return options_; }
 
@@ -86,6 +90,8 @@ class Accounts {
   QuotaLedger quota_;
   RateLimiter rate_limiter_;
   LoginThrottle login_throttle_;
+  ConversationStore conversations_;
+  FeedbackStore feedback_;
   std::mutex admin_mu_;  // serializes the last-admin check with the change it guards
 };
 

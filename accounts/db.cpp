@@ -27,6 +27,14 @@ namespace {
 //            used budget of a period is SUM(prompt+completion) over its rows.
 //            completed (v2) is 1 when the request finished normally (Settle),
 //            0 when it was released unfinished (error, cancel, client gone).
+// conversations (v3) the chat page's conversations of one user; title ''
+//            until the first question names it (conversations.h).
+// messages   (v3) the turns of a conversation, in id order (AUTOINCREMENT:
+//            an id is never reused, so a rating's message_id stays unique);
+//            details is opaque text written by the app (citations as JSON).
+// feedback   (v3) one rating (+1/-1) per user and answer, with copies of the
+//            question, answer and details that outlive the conversation
+//            (message_id becomes NULL then).
 const char* const kMigrations[] = {
     R"sql(
 CREATE TABLE users (
@@ -66,6 +74,37 @@ CREATE INDEX usage_user_time ON usage(user_id, created_at);
 )sql",
     R"sql(
 ALTER TABLE usage ADD COLUMN completed INTEGER NOT NULL DEFAULT 1;
+)sql",
+    R"sql(
+CREATE TABLE conversations (
+  id         INTEGER PRIMARY KEY,
+  user_id    INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  title      TEXT    NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX conversations_user ON conversations(user_id, updated_at);
+CREATE TABLE messages (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+  role            TEXT    NOT NULL CHECK (role IN ('user', 'assistant')),
+  content         TEXT    NOT NULL,
+  details         TEXT    NOT NULL DEFAULT '',
+  created_at      INTEGER NOT NULL
+);
+CREATE INDEX messages_conversation ON messages(conversation_id, id);
+CREATE TABLE feedback (
+  id         INTEGER PRIMARY KEY,
+  user_id    INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+  rating     INTEGER NOT NULL CHECK (rating IN (-1, 1)),
+  comment    TEXT    NOT NULL DEFAULT '',
+  question   TEXT    NOT NULL,
+  answer     TEXT    NOT NULL,
+  details    TEXT    NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  UNIQUE (user_id, message_id)
+);
 )sql",
 };
 
