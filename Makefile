@@ -1,6 +1,7 @@
 # The two commands:  make run   |   make test
 # Everything else is here for developers: make build, make models, make format,
-# make test SANITIZE=1 (the C++ unit tests under ASan + UBSan, in build-asan/).
+# make test SANITIZE=1 (the C++ unit tests under ASan + UBSan, in build-asan/),
+# make install PREFIX=/usr/local (cmake --install).
 
 MAKEFLAGS += --no-print-directory
 BUILD   ?= build
@@ -12,7 +13,9 @@ endif
 DATA    ?= $(HOME)/.local/share/ragd
 VENV    := $(BUILD)/venv
 
-.PHONY: run test build build-server build-sanitize configure deps test-deps models venv format clean
+PREFIX  ?= /usr/local
+
+.PHONY: run test build build-server build-sanitize configure deps test-deps models venv format clean install
 
 run: deps models build-server
 	@mkdir -p $(DATA)
@@ -52,6 +55,11 @@ build-server: configure
 build-sanitize:
 	@cmake --preset asan-ubsan --log-level=WARNING $(CMAKE_FLAGS)
 	@cmake --build --preset asan-ubsan -j $(JOBS)
+
+# ragd, its pages, the default configuration and the systemd unit under
+# $(PREFIX) (cmake/Install.cmake); DESTDIR=/some/root stages them for a package.
+install: build-server
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # Python clients for the black-box tests (openai, selenium), kept inside build/.
 venv: $(VENV)/.ready

@@ -9,12 +9,9 @@
 
 #include "app/config/module_options.h"
 #include "app/routes/routes.h"
+#include "app/server/web_dir.h"
 #include "app/services/ingest_if_empty.h"
 #include "app/services/model_bootstrap.h"
-
-#ifndef RAGD_DEFAULT_WEB_DIR
-#define RAGD_DEFAULT_WEB_DIR "web"
-#endif
 
 namespace ragd::app {
 namespace {
@@ -62,7 +59,7 @@ void AppendSchedulerGauges(const std::string& model, const inference::SchedulerG
 
 RagServer::RagServer(Config config, ServeOptions options) : options_(std::move(options)) {
   ctx_.config = std::move(config);
-  ctx_.web_dir = ctx_.config.server.web_dir.empty() ? RAGD_DEFAULT_WEB_DIR : ctx_.config.server.web_dir;
+  ctx_.web_dir = ctx_.config.server.web_dir.empty() ? DefaultWebDir() : ctx_.config.server.web_dir;
 }
 
 RagServer::~RagServer() { Stop(); }
