@@ -141,9 +141,9 @@ Result<std::string> DecodeText(std::string_view bytes, const ExtractOptions& opt
   return repaired;
 }
 
-// "\r\n" and lone "\r" become "\n"; \f and \v become "\n"; other control
-// characters (except \t) become spaces.
-std::string NormalizeText(std::string_view s) {
+// "\r\n" and lone "\r" become "\n"; \f (unless kept) and \v become "\n";
+// other control characters (except \t) become spaces.
+std::string NormalizeText(std::string_view s, bool keep_form_feeds = false) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
@@ -151,9 +151,9 @@ std::string NormalizeText(std::string_view s) {
     if (c == '\r') {
       if (i + 1 < s.size() && s[i + 1] == '\n') continue;
       out += '\n';
-    } else if (c == '\f' || c == '\v') {
+    } else if ((c == '\f' && !keep_form_feeds) || c == '\v') {
       out += '\n';
-    } else if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7F) {
+    } else if ((c < 0x20 && c != '\t' && c != '\n' && !(c == '\f' && keep_form_feeds)) || c == 0x7F) {
       out += ' ';
     } else {
       out += static_cast<char>(c);
@@ -244,7 +244,7 @@ Result<ExtractedDocument> Extract(std::string_view bytes, std::string_view file_
       auto pdf = internal::ExtractPdf(bytes);
       if (!pdf.ok()) return pdf.status();
       // PDF text has no encoding promise; hold it to the same UTF-8 rule.
-      doc.text = NormalizeText(RepairUtf8(pdf->text));
+      doc.text = NormalizeText(RepairUtf8(pdf->text), /*keep_form_feeds=*/true);
       title = CollapseSpaces(RepairUtf8(pdf->title));
       doc.media_type = kMediaPdf;
       break;

@@ -2,7 +2,8 @@
 //
 // Supported: plain text, Markdown (kept as is), HTML (visible text only; block
 // elements become line breaks; h1-h6 become Markdown "#" lines so the chunker
-// sees the heading structure), PDF (page texts joined by a blank line).
+// sees the heading structure), PDF (page texts joined by "\n\f\n": the form
+// feed, whitespace to the chunker and the search, numbers the pages).
 // Line endings are normalised to "\n" and a UTF-8 byte order mark is dropped.
 //
 // Refusals (the message names the reason):

@@ -36,6 +36,10 @@ Result<FormatText> ExtractPdf(std::string_view bytes) {
     FormatText out;
     out.title = ToUtf8(doc->get_title());
     for (int i = 0; i < doc->pages(); ++i) {
+      // A form feed on a line of its own starts every page after the first,
+      // also after an empty page, so that a passage's page is the number of
+      // form feeds before it, plus one.
+      if (i > 0) out.text += "\n\f\n";
       std::unique_ptr<poppler::page> page(doc->create_page(i));
       if (!page) continue;
       // Content-stream order: physical layout would interleave the lines of
@@ -45,8 +49,6 @@ Result<FormatText> ExtractPdf(std::string_view bytes) {
              (text.back() == '\n' || text.back() == ' ' || text.back() == '\f' || text.back() == '\r')) {
         text.pop_back();
       }
-      if (text.empty()) continue;
-      if (!out.text.empty()) out.text += "\n\n";
       out.text += text;
     }
     return out;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/text.h"
 #include "tests/corpus/test_util.h"
 
@@ -113,7 +115,11 @@ TEST(Extract, Pdf) {
   ASSERT_NE(page1, std::string::npos);
   ASSERT_NE(page2, std::string::npos);
   EXPECT_LT(page1, page2);
-  EXPECT_TRUE(Contains(t.substr(0, page2), "\n\n"));  // pages joined by a blank line
+  // Pages joined by a form feed on a line of its own: a passage's page is
+  // the number of form feeds before it, plus one.
+  EXPECT_TRUE(Contains(t.substr(page1, page2 - page1), "\n\f\n")) << t;
+  EXPECT_EQ(std::count(t.begin(), t.begin() + page1, '\f'), 0);
+  EXPECT_EQ(std::count(t.begin(), t.begin() + page2, '\f'), 1);
   EXPECT_TRUE(Contains(t, "Clean the panels twice a year with soft water."));
   // Found by magic bytes even without a name or type.
   EXPECT_EQ(Extract(ReadFixture("sample.pdf"), "")->media_type, kMediaPdf);
