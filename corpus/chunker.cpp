@@ -116,15 +116,29 @@ bool EndsSentence(std::string_view word) {
 }
 
 // Cuts [start, end) (one word) into pieces of at most `target` tokens at UTF-8
-// character boundaries.
+// character boundaries. The cut is found by galloping (probe lengths double
+// from `target` bytes until one no longer fits) and then bisecting between the
+// last fit and the first misfit, so each piece costs counts over a few times
+// its own length: a bisection over the rest of the word would make a word of
+// n bytes (CJK text, minified code) cost n^2 / target.
 void SplitLongWord(std::string_view text, size_t start, size_t end, int target, const TokenCounter& count,
                    std::vector<Unit>* units) {
+  auto fits = [&](size_t from, size_t to) { return count(text.substr(from, to - from)) <= target; };
   while (start < end) {
-    // Binary search over byte positions, then step back to a character start.
-    size_t lo = start + 1, hi = end;  // largest fitting cut in [lo, hi]
-    while (lo < hi) {
+    size_t lo = start + 1;  // a cut that fits, or the smallest cut there is
+    size_t hi = end;        // every cut above hi is known not to fit
+    for (size_t step = static_cast<size_t>(target);; step *= 2) {
+      const size_t probe = start + step;
+      if (probe >= end) break;
+      if (!fits(start, probe)) {
+        hi = probe - 1;
+        break;
+      }
+      lo = probe;
+    }
+    while (lo < hi) {  // largest fitting cut in [lo, hi]
       const size_t mid = lo + (hi - lo + 1) / 2;
-      if (count(text.substr(start, mid - start)) <= target)
+      if (fits(start, mid))
         lo = mid;
       else
         hi = mid - 1;

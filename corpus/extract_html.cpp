@@ -204,6 +204,24 @@ std::string LowerAscii(std::string_view s) {
   return out;
 }
 
+// Position of the first "</name" (name in lower case, matched without regard
+// to case) at or after `from`, npos when none. Searched in place: lowering a
+// copy of the rest of the document for every <script> made many of them
+// quadratic.
+size_t FindEndTag(std::string_view html, size_t from, std::string_view name) {
+  for (size_t i = html.find("</", from); i != std::string_view::npos; i = html.find("</", i + 2)) {
+    if (html.size() - i - 2 < name.size()) return std::string_view::npos;
+    bool same = true;
+    for (size_t k = 0; k < name.size() && same; ++k) {
+      char c = html[i + 2 + k];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      same = c == name[k];
+    }
+    if (same) return i;
+  }
+  return std::string_view::npos;
+}
+
 // Elements that never nest: void elements, and those whose end tag may be
 // left out (the parser closes them implicitly).
 bool NeverNests(std::string_view name) {
@@ -236,9 +254,9 @@ int EstimateDepth(std::string_view html) {
       if (!NeverNests(name) && depth > 0) --depth;
     } else if (name == "script" || name == "style" || name == "textarea" || name == "title") {
       // Raw text up to the matching end tag.
-      const size_t close = LowerAscii(html.substr(tag_end)).find("</" + name);
-      if (close == std::string::npos) break;
-      i = tag_end + close;
+      const size_t close = FindEndTag(html, tag_end, name);
+      if (close == std::string_view::npos) break;
+      i = close;
     } else if (!NeverNests(name) && html[tag_end - 1] != '/') {
       max_depth = std::max(max_depth, ++depth);
     }

@@ -211,6 +211,37 @@ TEST(Chunker, SplitsOverlongWordsAtCharacterBoundaries) {
   EXPECT_GE(chunks->size(), 5u);
 }
 
+// A word of n bytes without a space (CJK text, minified code) must cost token
+// counts over O(n log n) bytes, not n^2: the counter tallies what it reads and,
+// once over the budget, stops reading (answering 1) so a regression fails fast.
+class UnbrokenWordCost : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(UnbrokenWordCost, CountsAreLinearInTheWordLength) {
+  for (const int repeats : {20000, 80000}) {
+    std::string text = "intro ";
+    for (int i = 0; i < repeats; ++i) text += GetParam();
+    text += " outro";
+    const size_t budget = 64 * text.size();
+    size_t read = 0;
+    TokenCounter count = [&](std::string_view s) {
+      if (read > budget) return 1;
+      read += s.size();
+      return CountChars(s);
+    };
+    const ChunkerOptions options{.target_tokens = 16, .overlap_tokens = 2};
+    auto chunks = ChunkText(text, count, options);
+    ASSERT_TRUE(chunks.ok());
+    EXPECT_LE(read, budget) << repeats << " repeats: the counter read " << read << " bytes for a text of "
+                            << text.size();
+    if (read <= budget) CheckInvariants(text, *chunks, CountChars, options);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Texts, UnbrokenWordCost,
+                         ::testing::Values("\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E",  // 日本語
+                                           "a=b(c);d.e[f]+", "\xC3\xA9t\xC3\xA9"),
+                         [](const auto& info) { return std::to_string(info.index); });
+
 TEST(Chunker, RandomTextsKeepTheContract) {
   std::mt19937 rng(1234);
   const std::vector<std::string> pieces = {"word",        "Longer",  "x",    "naïve", "日本",
