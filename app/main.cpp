@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
     command = args[0];
     args = {"--help"};
   }
+  if (command == ragd::app::kExtractWorkerCommand) return ragd::app::RunExtractWorker(args);
   for (const ragd::app::Command& c : ragd::app::Commands()) {
     if (command == c.name) return c.run(args);
   }

@@ -1,7 +1,9 @@
 #include "retrieval/ingest.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "corpus/sha256.h"
 #include "retrieval/embedder.h"
@@ -10,13 +12,17 @@
 namespace ragd::retrieval {
 namespace {
 
+// Chunks embedded between two looks at the cancel flag: a few forward passes.
+constexpr size_t kEmbedBatch = 64;
+
 bool Cancelled(const std::atomic<bool>* cancel) { return cancel != nullptr && cancel->load(); }
 
 }  // namespace
 
 Result<IngestResult> Ingestor::IngestBytes(std::string_view bytes, std::string_view file_name,
                                            std::string_view media_type, std::string_view title,
-                                           const std::atomic<bool>* cancel) {
+                                           const std::atomic<bool>* cancel,
+                                           const std::function<void(int64_t, int64_t)>& progress) {
   const std::string sha = corpus::Sha256Hex(bytes);
   auto existing = store_->FindDocumentBySha256(sha);
   if (!existing.ok()) return existing.status();
@@ -25,7 +31,8 @@ Result<IngestResult> Ingestor::IngestBytes(std::string_view bytes, std::string_v
     return IngestResult{d.id, false, d.title, d.media_type, d.chunk_count, 0, d.byte_size};
   }
 
-  auto doc = corpus::Extract(bytes, file_name, media_type, options_.extract);
+  auto doc =
+      corpus::ExtractContained(bytes, file_name, media_type, options_.extract, options_.containment, cancel);
   if (!doc.ok()) return doc.status();
   if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
   auto counter = [this](std::string_view text) { return static_cast<int>(embedder_->CountTokens(text)); };
@@ -43,8 +50,20 @@ Result<IngestResult> Ingestor::IngestBytes(std::string_view bytes, std::string_v
       inputs.push_back(c.text);
     }
   }
-  auto vectors = embedder_->Embed(inputs);
-  if (!vectors.ok()) return vectors.status();
+  // In batches, so a cancelled upload of a long document stops within one.
+  std::vector<std::vector<float>> vectors;
+  vectors.reserve(inputs.size());
+  const int64_t total = static_cast<int64_t>(inputs.size());
+  if (progress) progress(0, total);
+  for (size_t from = 0; from < inputs.size(); from += kEmbedBatch) {
+    if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
+    const size_t to = std::min(inputs.size(), from + kEmbedBatch);
+    auto batch = embedder_->Embed(std::vector<std::string>(std::make_move_iterator(inputs.begin() + from),
+                                                           std::make_move_iterator(inputs.begin() + to)));
+    if (!batch.ok()) return batch.status();
+    for (auto& v : *batch) vectors.push_back(std::move(v));
+    if (progress) progress(static_cast<int64_t>(to), total);
+  }
   if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
 
   corpus::NewDocument nd;
@@ -65,7 +84,7 @@ Result<IngestResult> Ingestor::IngestBytes(std::string_view bytes, std::string_v
     n.token_count = c.token_count;
     n.heading_context = std::move(c.heading_context);
     n.text = std::move(c.text);
-    n.embedding = std::move((*vectors)[i]);
+    n.embedding = std::move(vectors[i]);
     result.token_count += n.token_count;
     nd.chunks.push_back(std::move(n));
   }

@@ -22,6 +22,7 @@
 #include "common/status.h"
 #include "corpus/chunker.h"
 #include "corpus/extract.h"
+#include "corpus/extract_process.h"
 #include "corpus/store.h"
 
 namespace ragd::retrieval {
@@ -30,8 +31,11 @@ class Embedder;
 class VectorIndex;
 
 struct IngestOptions {
-  corpus::ChunkerOptions chunking;    // chunk size and overlap, in embedding tokens
-  corpus::ExtractOptions extract;     // size limit and binary/UTF-8 refusals
+  corpus::ChunkerOptions chunking;  // chunk size and overlap, in embedding tokens
+  corpus::ExtractOptions extract;   // size limit and binary/UTF-8 refusals
+  // Where extraction runs: a child process under CPU, memory, time and output
+  // limits, or (no worker command) this process.
+  corpus::ContainmentOptions containment;
   bool embed_heading_context = true;  // embed "heading\n\ntext" rather than the bare chunk text
 };
 
@@ -59,12 +63,16 @@ class Ingestor {
 
   // `file_name` and `media_type` guide format detection (either may be empty);
   // `title` non-empty replaces the extracted title. `cancel`, when set, is
-  // checked between steps (kCancelled, nothing written). Errors: the refusals
-  // of corpus::Extract (kOutOfRange, kUnsupported, kInvalidArgument) and
-  // store/index failures.
+  // polled during extraction (the child is killed) and checked between
+  // embedding batches (kCancelled, nothing written). `progress`, when set, is
+  // called on this thread with the chunks embedded so far and their total.
+  // Errors: the refusals of corpus::Extract (kOutOfRange, kUnsupported,
+  // kInvalidArgument), the containment limits (kResourceExhausted, see
+  // corpus/extract_process.h) and store/index failures.
   Result<IngestResult> IngestBytes(std::string_view bytes, std::string_view file_name,
                                    std::string_view media_type = {}, std::string_view title = {},
-                                   const std::atomic<bool>* cancel = nullptr);
+                                   const std::atomic<bool>* cancel = nullptr,
+                                   const std::function<void(int64_t done, int64_t total)>& progress = {});
   // Reads the file (kNotFound, kIoError, kOutOfRange above the size limit) and ingests it.
   Result<IngestResult> IngestFile(const std::string& path, const std::atomic<bool>* cancel = nullptr);
 

@@ -66,8 +66,9 @@ class Retriever {
   // Ingestion (see ingest.h).
   Result<IngestResult> Ingest(std::string_view bytes, std::string_view file_name,
                               std::string_view media_type = {}, std::string_view title = {},
-                              const std::atomic<bool>* cancel = nullptr) {
-    return ingestor_->IngestBytes(bytes, file_name, media_type, title, cancel);
+                              const std::atomic<bool>* cancel = nullptr,
+                              const std::function<void(int64_t done, int64_t total)>& progress = {}) {
+    return ingestor_->IngestBytes(bytes, file_name, media_type, title, cancel, progress);
   }
   Result<IngestResult> IngestFile(const std::string& path, const std::atomic<bool>* cancel = nullptr) {
     return ingestor_->IngestFile(path, cancel);

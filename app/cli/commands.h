@@ -22,5 +22,8 @@ int RunIngest(const std::vector<std::string>& args);
 int RunSearch(const std::vector<std::string>& args);
 int RunEval(const std::vector<std::string>& args);
 int RunUser(const std::vector<std::string>& args);
+// Hidden: the server's document extraction child (cmd_extract_worker.cpp).
+int RunExtractWorker(const std::vector<std::string>& args);
+inline constexpr const char* kExtractWorkerCommand = "extract-worker";
 
 }  // namespace ragd::app

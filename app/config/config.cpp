@@ -126,6 +126,13 @@ Status Validate(const Config& c) {
       range("retrieval.chunk_overlap", c.retrieval.chunk_overlap, 0, c.retrieval.chunk_tokens - 1));
   RAGD_RETURN_IF_ERROR(
       range("retrieval.max_document_bytes", c.retrieval.max_document_bytes, 1, int64_t{4} << 30));
+  RAGD_RETURN_IF_ERROR(range("retrieval.extract_cpu_seconds", c.retrieval.extract_cpu_seconds, 1, 3600));
+  RAGD_RETURN_IF_ERROR(
+      range("retrieval.extract_memory_bytes", c.retrieval.extract_memory_bytes, 16 << 20, int64_t{1} << 40));
+  RAGD_RETURN_IF_ERROR(range("retrieval.extract_timeout_s", c.retrieval.extract_timeout_s, 1, 86400));
+  RAGD_RETURN_IF_ERROR(
+      range("retrieval.max_extracted_bytes", c.retrieval.max_extracted_bytes, 1024, int64_t{4} << 30));
+  RAGD_RETURN_IF_ERROR(range("retrieval.ingest_queue", c.retrieval.ingest_queue, 0, 1 << 16));
   RAGD_RETURN_IF_ERROR(range("rag.fallback_waiting", c.rag.fallback_waiting, 0, 1 << 20));
   RAGD_RETURN_IF_ERROR(range("quota.tokens_per_period", c.quota.tokens_per_period, 0, int64_t{1} << 50));
   RAGD_RETURN_IF_ERROR(range("quota.requests_per_minute", c.quota.requests_per_minute, 0, 1 << 30));
@@ -214,6 +221,16 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("retrieval.chunk_overlap", "tokens shared by neighbouring chunks", retrieval.chunk_overlap),
       RAGD_FIELD("retrieval.index", "vector index: flat or hnsw", retrieval.index),
       RAGD_FIELD("retrieval.max_document_bytes", "largest accepted document", retrieval.max_document_bytes),
+      RAGD_FIELD("retrieval.extract_cpu_seconds", "CPU seconds the extraction of one upload may use",
+                 retrieval.extract_cpu_seconds),
+      RAGD_FIELD("retrieval.extract_memory_bytes", "memory the extraction of one upload may use",
+                 retrieval.extract_memory_bytes),
+      RAGD_FIELD("retrieval.extract_timeout_s", "seconds before the extraction of one upload is stopped",
+                 retrieval.extract_timeout_s),
+      RAGD_FIELD("retrieval.max_extracted_bytes", "largest text extracted from one upload",
+                 retrieval.max_extracted_bytes),
+      RAGD_FIELD("retrieval.ingest_queue", "uploads waiting for ingestion before 503",
+                 retrieval.ingest_queue),
       RAGD_FIELD("rag.fast_model", "model id answering ragd-rag-fast; empty = the second of models.llm",
                  rag.fast_model),
       RAGD_FIELD(

@@ -73,6 +73,12 @@ struct RetrievalConfig {
   int64_t chunk_overlap = 30;             // tokens repeated between neighbouring chunks
   std::string index = "flat";             // "flat" (exact) or "hnsw" (large corpora)
   int64_t max_document_bytes = 20 << 20;  // largest accepted document
+  // Uploads are extracted in a child process under these limits (corpus/extract_process.h).
+  int64_t extract_cpu_seconds = 30;                 // CPU time per document
+  int64_t extract_memory_bytes = int64_t{1} << 30;  // memory per document, above the child's start
+  int64_t extract_timeout_s = 120;                  // wall-clock time per document
+  int64_t max_extracted_bytes = 64 << 20;           // largest extracted text
+  int64_t ingest_queue = 8;                         // uploads waiting for the ingester before 503
 };
 
 struct RagConfig {

@@ -37,6 +37,12 @@ retrieval::RetrieverOptions RetrieverOptionsFor(const Config& config) {
   o.ingest.chunking.target_tokens = static_cast<int>(config.retrieval.chunk_tokens);
   o.ingest.chunking.overlap_tokens = static_cast<int>(config.retrieval.chunk_overlap);
   o.ingest.extract.max_bytes = static_cast<size_t>(config.retrieval.max_document_bytes);
+  // Every caller is the ragd binary, whose hidden `extract-worker` command is the child.
+  o.ingest.containment.worker_command = {"/proc/self/exe", "extract-worker"};
+  o.ingest.containment.cpu_seconds = static_cast<int>(config.retrieval.extract_cpu_seconds);
+  o.ingest.containment.memory_bytes = config.retrieval.extract_memory_bytes;
+  o.ingest.containment.wall_seconds = static_cast<double>(config.retrieval.extract_timeout_s);
+  o.ingest.containment.max_output_bytes = config.retrieval.max_extracted_bytes;
   return o;
 }
 
