@@ -1,9 +1,17 @@
-// Documents (admin): upload (multipart or JSON), list, show, delete.
+// Documents (admin): upload (multipart or JSON), list, show, delete; the
+// upload jobs (list, show, cancel).
+//
+// An upload waits in ctx.ingest_jobs (bounded: 503 with Retry-After when
+// full). By default the response comes when the document is in (201, or 200
+// for a duplicate) and a client that disconnects cancels its upload; with
+// "Prefer: respond-async" (RFC 7240) the answer is 202 at once with the job,
+// which GET /v1/documents/jobs/{id} reports on and DELETE cancels.
 #include <chrono>
 #include <ctime>
 
 #include "app/http/multipart.h"
 #include "app/routes/routes.h"
+#include "common/text.h"
 
 namespace ragd::app {
 namespace {
@@ -19,23 +27,17 @@ Json DocumentJson(const corpus::DocumentInfo& d) {
           {"created_at", d.created_at}};
 }
 
-Result<int64_t> DocumentId(const HttpRequest& req) {
+// The ":id" path parameter; `what` names it in the error ("document id").
+Result<int64_t> PathId(const HttpRequest& req, const std::string& what) {
   const std::string& s = req.params.at("id");
   if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
-    return Status::InvalidArgument("document id must be a positive number");
+    return Status::InvalidArgument(what + " must be a positive number");
   return std::stoll(s);
 }
 
-struct Upload {
-  std::string bytes;  // owned copy: ingestion runs after the request is gone
-  std::string file_name;
-  std::string media_type;
-  std::string title;
-};
-
-Result<Upload> ReadUpload(const HttpRequest& req, const Config& config) {
+Result<IngestUpload> ReadUpload(const HttpRequest& req, const Config& config) {
   const std::string content_type = req.Header("content-type");
-  Upload up;
+  IngestUpload up;
   if (content_type.rfind("multipart/", 0) == 0) {
     auto boundary = MultipartBoundary(content_type);
     if (!boundary.ok()) return boundary.status();
@@ -68,45 +70,127 @@ Result<Upload> ReadUpload(const HttpRequest& req, const Config& config) {
   return up;
 }
 
+Json JobJson(const IngestJobStatus& j) {
+  Json out = {{"id", j.id},          {"state", IngestStateName(j.state)}, {"file_name", j.file_name},
+              {"bytes", j.bytes},    {"chunks_done", j.chunks_done},      {"chunks_total", j.chunks_total},
+              {"seconds", j.seconds}};
+  if (!j.error.ok()) out["error"] = j.error.message();
+  if (j.result) out["document_id"] = j.result->document_id;
+  return out;
+}
+
+// The response to a finished upload.
+HttpResponse UploadResponse(AppContext& ctx, const IngestJobStatus& job) {
+  if (job.state != IngestState::kDone) {
+    const Status& st = job.error;
+    // A limit of the extraction child: the same bytes would meet it again, so not 429.
+    if (st.code() == StatusCode::kUnsupported)
+      return HttpResponse::Error(415, "invalid_request_error", st.message());
+    if (st.code() == StatusCode::kResourceExhausted)
+      return HttpResponse::Error(422, "invalid_request_error", st.message());
+    return ErrorResponse(st);
+  }
+  auto doc = ctx.retriever->store().GetDocument(job.result->document_id);
+  if (!doc.ok()) return ErrorResponse(doc.status());
+  return JsonResponse(job.result->inserted ? 201 : 200, {{"document", DocumentJson(*doc)},
+                                                         {"duplicate", !job.result->inserted},
+                                                         {"job", JobJson(job)},
+                                                         {"ingest_seconds", job.seconds}});
+}
+
+bool WantsAsync(const HttpRequest& req) {
+  return AsciiLower(req.Header("prefer")).find("respond-async") != std::string::npos;
+}
+
 }  // namespace
 
 void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx) {
   http.Route(
       "POST", "/v1/documents",
       WithUser(
-          ctx, Access::kAdmin, true, [&ctx](const HttpRequest& req, HttpExchange& ex, const accounts::User&) {
+          ctx, Access::kAdmin, true,
+          [&ctx](const HttpRequest& req, HttpExchange& ex, const accounts::User& user) {
             auto upload = ReadUpload(req, ctx.config);
             if (!upload.ok()) return ErrorResponse(upload.status());
-            // Ingestion embeds every chunk: seconds of work, done off the reactor thread.
-            auto response = ex.Defer();
-            auto up = std::make_shared<Upload>(std::move(upload).value());
+            upload->user_id = user.id;
             RequestRecord record;
             record.request_id = ex.request_id();
             record.user_id = req.user_id;
             record.route = req.route;
-            ctx.ingest_queue->Post([&ctx, response, up, record]() mutable {
-              const auto t0 = std::chrono::steady_clock::now();
-              auto result = ctx.retriever->Ingest(up->bytes, up->file_name, up->media_type, up->title);
-              const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-              HttpResponse r;
-              if (!result.ok()) {
-                r = ErrorResponse(result.status());
-                if (result.status().code() == StatusCode::kUnsupported)
-                  r = HttpResponse::Error(415, "invalid_request_error", result.status().message());
-              } else if (auto doc = ctx.retriever->store().GetDocument(result->document_id); !doc.ok()) {
-                r = ErrorResponse(doc.status());
-              } else {
-                r = JsonResponse(result->inserted ? 201 : 200, {{"document", DocumentJson(*doc)},
-                                                                {"duplicate", !result->inserted},
-                                                                {"ingest_seconds", s}});
-              }
-              response->Send(r);
+            const auto t0 = std::chrono::steady_clock::now();
+            auto finish = [&ctx, record, t0](int status) mutable {
               record.time = static_cast<int64_t>(::time(nullptr));
-              record.status = r.status;
-              record.duration_ms = s * 1000;
+              record.status = status;
+              record.duration_ms =
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
               RecordRequest(ctx, record);
-            });
+            };
+            auto refused = [](const Status& st) {
+              HttpResponse r = ErrorResponse(st);
+              if (st.code() == StatusCode::kUnavailable) r.headers.push_back({"Retry-After", "10"});
+              return r;
+            };
+            if (WantsAsync(req)) {
+              auto id = ctx.ingest_jobs->Submit(std::move(upload).value(), {});
+              if (!id.ok()) return refused(id.status());
+              auto job = ctx.ingest_jobs->Get(*id);
+              HttpResponse r = JsonResponse(202, {{"job", job ? JobJson(*job) : Json::object()}});
+              r.headers.push_back({"Location", "/v1/documents/jobs/" + std::to_string(*id)});
+              return r;
+            }
+            // Ingestion embeds every chunk: seconds of work, done off the reactor thread.
+            auto response = ex.Defer();
+            auto id = ctx.ingest_jobs->Submit(
+                std::move(upload).value(),
+                [&ctx, response, finish](const IngestJobStatus& job) mutable {
+                  const HttpResponse r = UploadResponse(ctx, job);
+                  response->Send(r);
+                  finish(r.status);
+                },
+                [response] { return response->cancelled(); });
+            if (!id.ok()) {
+              const HttpResponse r = refused(id.status());
+              response->Send(r);
+              finish(r.status);
+            }
             return HttpResponse::Json(202, "");
+          }));
+
+  // Before "/v1/documents/:id", which would take "jobs" for an id.
+  http.Route(
+      "GET", "/v1/documents/jobs",
+      WithUser(ctx, Access::kAdmin, true, [&ctx](const HttpRequest&, HttpExchange&, const accounts::User&) {
+        Json list = Json::array();
+        for (const IngestJobStatus& j : ctx.ingest_jobs->List()) list.push_back(JobJson(j));
+        return JsonResponse(200, {{"jobs", list}});
+      }));
+
+  http.Route("GET", "/v1/documents/jobs/:id",
+             WithUser(ctx, Access::kAdmin, true,
+                      [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
+                        auto id = PathId(req, "job id");
+                        if (!id.ok()) return ErrorResponse(id.status());
+                        auto job = ctx.ingest_jobs->Get(*id);
+                        if (!job)
+                          return ErrorResponse(Status::NotFound("no upload job " + std::to_string(*id)));
+                        Json body = {{"job", JobJson(*job)}};
+                        if (job->state == IngestState::kDone) {
+                          if (auto doc = ctx.retriever->store().GetDocument(job->result->document_id);
+                              doc.ok())
+                            body["document"] = DocumentJson(*doc);
+                        }
+                        return JsonResponse(200, body);
+                      }));
+
+  http.Route(
+      "DELETE", "/v1/documents/jobs/:id",
+      WithUser(
+          ctx, Access::kAdmin, true, [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
+            auto id = PathId(req, "job id");
+            if (!id.ok()) return ErrorResponse(id.status());
+            if (Status st = ctx.ingest_jobs->Cancel(*id); !st.ok()) return ErrorResponse(st);
+            auto job = ctx.ingest_jobs->Get(*id);
+            return JsonResponse(200, {{"cancelling", true}, {"job", job ? JobJson(*job) : Json::object()}});
           }));
 
   http.Route(
@@ -122,7 +206,7 @@ void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx) {
   http.Route("GET", "/v1/documents/:id",
              WithUser(ctx, Access::kAdmin, true,
                       [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
-                        auto id = DocumentId(req);
+                        auto id = PathId(req, "document id");
                         if (!id.ok()) return ErrorResponse(id.status());
                         auto doc = ctx.retriever->store().GetDocument(*id);
                         if (!doc.ok()) return ErrorResponse(doc.status());
@@ -135,7 +219,7 @@ void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx) {
       "DELETE", "/v1/documents/:id",
       WithUser(ctx, Access::kAdmin, true,
                [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
-                 auto id = DocumentId(req);
+                 auto id = PathId(req, "document id");
                  if (!id.ok()) return ErrorResponse(id.status());
                  auto removed = ctx.retriever->DeleteDocument(*id);
                  if (!removed.ok()) return ErrorResponse(removed.status());

@@ -150,7 +150,7 @@ void RagServer::Stop() {
   if (loader_.joinable()) loader_.join();
   for (auto& llm : ctx_.llms) llm->scheduler.reset();  // cancels running generations
   ctx_.attribution.reset();                            // finishes the answers' last sentences
-  ctx_.ingest_queue.reset();                           // finishes the upload in progress
+  ctx_.ingest_jobs.reset();                            // finishes the upload in progress
   ctx_.password_pool.reset();                          // finishes the sign-ins accepted
   if (ctx_.retriever) ctx_.retriever->SaveIndex();
 }
@@ -199,7 +199,8 @@ Status RagServer::LoadModelsOrFail() {
     names += (names.empty() ? "" : ", ") + llm->id;
     ctx_.llms.push_back(std::move(llm));
   }
-  ctx_.ingest_queue = std::make_unique<WorkQueue>();
+  ctx_.ingest_jobs =
+      std::make_unique<IngestJobs>(ctx_.retriever.get(), static_cast<size_t>(c.retrieval.ingest_queue));
   ctx_.attribution = std::make_unique<WorkQueue>();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("ragd: ready in %.1f s (%s, %d threads; embeddings %s)\n", s, names.c_str(),

@@ -16,6 +16,7 @@
 #include "app/http/work_queue.h"
 #include "app/ops/metrics.h"
 #include "app/ops/request_log.h"
+#include "app/services/ingest_jobs.h"
 #include "inference/engine.h"
 #include "inference/scheduler.h"
 #include "retrieval/embedder.h"
@@ -46,7 +47,7 @@ struct AppContext {
   std::shared_ptr<retrieval::Embedder> embedder;
   std::unique_ptr<retrieval::Retriever> retriever;
   std::string embedding_id;                 // "all-MiniLM-L6-v2"
-  std::unique_ptr<WorkQueue> ingest_queue;  // uploads are ingested here, one at a time
+  std::unique_ptr<IngestJobs> ingest_jobs;  // uploads wait (bounded) and are ingested here, one at a time
   // RAG answers' citation attribution (sentence embeddings) runs here, off
   // the inference thread; null: answers are not attributed.
   std::unique_ptr<WorkQueue> attribution;

@@ -35,6 +35,13 @@ def main():
         objects.append(("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
                         "/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (page_ids[i] + 1)).encode())
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    with open("sample.pdf", "wb") as f:
+        f.write(pdf_bytes(objects, info=4))
+
+
+def pdf_bytes(objects, info=None):
+    """The PDF file of `objects` (bodies of objects 1..n; 1 is the catalog),
+    with the cross-reference table and trailer; `info` numbers the Info dict."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for n, body in enumerate(objects, start=1):
@@ -44,9 +51,9 @@ def main():
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     for off in offsets:
         out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 4 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    with open("sample.pdf", "wb") as f:
-        f.write(out)
+    info_ref = b" /Info %d 0 R" % info if info else b""
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, info_ref, xref)
+    return bytes(out)
 
 
 if __name__ == "__main__":
