@@ -146,6 +146,7 @@ struct RunState {
                                  got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
                                  ev.stats.queue_ms / 1000.0);
     Record(cancelled ? 499 : 200, finish, ev.stats, now);
+    if (plan.on_finished) reply.extra = plan.on_finished(reply, finish);
     if (cancelled) {
       response->End();
     } else if (plan.stream) {
@@ -284,6 +285,9 @@ HttpResponse AnswerWithoutGeneration(AppContext& ctx, const accounts::User& user
   const inference::GenerationStats none;
   const ReplyEnd end = state.End("stop", none);
   state.Record(200, "abstained", none, Clock::now());
+  state.reply.text = text;
+  if (state.plan.on_finished) state.reply.extra = state.plan.on_finished(state.reply, "stop");
+  state.reply.text.clear();
   if (!state.plan.stream) {
     state.reply.text = text;
     return JsonResponse(200, state.plan.format->Body(state.reply, end));

@@ -6,6 +6,7 @@
 // stay consistent.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ struct GenerationPlan {
   std::vector<Source> sources;
   double retrieval_ms = 0;
   std::string abstention;  // RAG with nothing relevant retrieved: this is the answer, no generation
+  // Called once when the answer is finished ("stop", "length", "cancelled";
+  // also for an abstention), before the final event or body is sent; the
+  // object it returns becomes Reply::extra. Not called on errors. Runs on
+  // the inference or attribution thread: keep it short.
+  std::function<Json(const Reply& reply, const std::string& finish_reason)> on_finished;
 };
 
 // Makes `plan` answer `q` from the corpus (rag_answer.h) with plan->llm:

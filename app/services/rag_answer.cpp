@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <map>
+
+#include "corpus/extract.h"
 
 namespace ragd::app {
 namespace {
@@ -37,7 +40,35 @@ bool NothingRelevant(const std::vector<retrieval::SearchHit>& hits, const RagQue
   return dense < q.abstain_dense_below && lexical < q.abstain_lexical_below;
 }
 
+// The page each PDF passage starts on: PDF text separates its pages with a
+// form feed (corpus/extract.h). Other documents have no pages (0).
+Status FindPages(const corpus::Store& store, std::vector<Source>& sources) {
+  std::map<corpus::DocumentId, std::string> pdf_texts;
+  for (Source& s : sources) {
+    auto it = pdf_texts.find(s.hit.document_id);
+    if (it == pdf_texts.end()) {
+      auto doc = store.GetDocument(s.hit.document_id);
+      if (!doc.ok()) return doc.status();
+      std::string text;
+      if (doc->media_type == corpus::kMediaPdf) {
+        auto t = store.GetDocumentText(s.hit.document_id);
+        if (!t.ok()) return t.status();
+        text = std::move(t).value();
+      }
+      it = pdf_texts.emplace(s.hit.document_id, std::move(text)).first;
+    }
+    if (it->second.empty()) continue;
+    s.page = PageAt(it->second, s.hit.start);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+int PageAt(std::string_view text, int64_t offset) {
+  const auto end = text.begin() + std::clamp<int64_t>(offset, 0, static_cast<int64_t>(text.size()));
+  return 1 + static_cast<int>(std::count(text.begin(), end, '\f'));
+}
 
 std::string SearchQuery(const RagQuestion& q) {
   if (CountWords(q.question) > kFollowUpMaxWords) return q.question;
@@ -64,6 +95,7 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
   const auto t0 = std::chrono::steady_clock::now();
   retrieval::SearchOptions opts;
   opts.top_k = q.top_k;
+  opts.only_documents = q.only_documents;
   RagAnswerPlan plan;
   plan.search_query = SearchQuery(q);
   auto hits = retriever.Search(plan.search_query, opts);
@@ -76,6 +108,8 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
     return plan;
   }
   plan.sources = NumberSources(std::move(hits).value());
+  // A document deleted since the search loses its pages, not the answer.
+  (void)FindPages(retriever.store(), plan.sources);
 
   if (engine.chat_template() != inference::ChatTemplate::kNone) {
     auto ids = engine.FormatChat(BuildRagConversation(q.question, plan.sources, q.history));

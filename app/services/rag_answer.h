@@ -27,6 +27,7 @@ struct RagQuestion {
   // question (the embedding model's language): no generation then.
   double abstain_dense_below = 0;
   double abstain_lexical_below = 0;
+  std::vector<corpus::DocumentId> only_documents;  // non-empty: retrieve from these documents only
 };
 
 struct RagAnswerPlan {
@@ -45,6 +46,10 @@ struct RagAnswerPlan {
 // longer one is searched alone (adding an older topic would pull in
 // passages about it instead).
 std::string SearchQuery(const RagQuestion& q);
+
+// The 1-based page holding byte `offset` of a PDF's text, whose pages are
+// separated by form feeds (corpus/extract.h).
+int PageAt(std::string_view text, int64_t offset);
 
 // "The documents do not say." in the language of `question` (English,
 // Portuguese, French, Spanish or German, guessed from its common words and

@@ -236,7 +236,9 @@ Json CitationsJson(const std::vector<Source>& sources, const std::set<int>* only
                    {"text", s.hit.text},
                    {"start", s.hit.start},
                    {"end", s.hit.end},
-                   {"score", s.hit.fused_score}});
+                   {"score", s.hit.fused_score},
+                   {"section", s.hit.heading_context}});
+    if (s.page > 0) arr.back()["page"] = s.page;
   }
   return arr;
 }

@@ -31,6 +31,7 @@ namespace ragd::app {
 struct Source {
   int n = 0;
   retrieval::SearchHit hit;
+  int page = 0;  // 1-based page of a PDF passage's start; 0 when the document has no pages
 };
 
 std::vector<Source> NumberSources(std::vector<retrieval::SearchHit> hits);
@@ -65,7 +66,8 @@ std::vector<long> CitationMarkerNumbers(const std::string& answer);
 // of `n_sources` sources; markers pointing nowhere are ignored.
 std::set<int> CitedNumbers(const std::string& answer, int n_sources);
 
-// {"n","document_id","title","chunk_id","text","score"} for each source
+// {"n","document_id","title","section","chunk_id","text","start","end",
+// "score"} and "page" (PDF passages) for each source
 // (all, or only those in `only` when given).
 Json CitationsJson(const std::vector<Source>& sources, const std::set<int>* only = nullptr);
 

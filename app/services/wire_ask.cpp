@@ -12,6 +12,10 @@ bool Grounded(const Reply& r) {
 Json Sentences(const Reply& r) {
   return r.attribution.is_object() ? r.attribution["sentences"] : Json::array();
 }
+Json WithExtra(Json j, const Reply& r) {
+  if (r.extra.is_object()) j.update(r.extra);
+  return j;
+}
 
 class AskFormat final : public WireFormat {
  public:
@@ -26,31 +30,33 @@ class AskFormat final : public WireFormat {
   }
 
   std::vector<Json> StreamEnd(const Reply& r, const ReplyEnd& end) const override {
-    return {{{"type", "done"},
-             {"finish_reason", end.finish_reason},
-             {"usage", end.usage},
-             {"citations", CitedSourcesJson(r)},
-             {"answer_model", r.answer_model},
-             {"grounded", Grounded(r)},
-             {"sentences", Sentences(r)},
-             {"timings", end.timings}}};
+    return {WithExtra({{"type", "done"},
+                       {"finish_reason", end.finish_reason},
+                       {"usage", end.usage},
+                       {"citations", CitedSourcesJson(r)},
+                       {"answer_model", r.answer_model},
+                       {"grounded", Grounded(r)},
+                       {"sentences", Sentences(r)},
+                       {"timings", end.timings}},
+                      r)};
   }
 
   Json StreamError(const Json& error) const override { return {{"type", "error"}, {"error", error}}; }
 
   Json Body(const Reply& r, const ReplyEnd& end) const override {
-    return {{"id", r.id},
-            {"object", "ask.answer"},
-            {"created", r.created},
-            {"model", r.model_id},
-            {"answer", r.text},
-            {"finish_reason", end.finish_reason},
-            {"citations", CitedSourcesJson(r)},
-            {"answer_model", r.answer_model},
-            {"grounded", Grounded(r)},
-            {"sentences", Sentences(r)},
-            {"usage", end.usage},
-            {"timings", end.timings}};
+    return WithExtra({{"id", r.id},
+                      {"object", "ask.answer"},
+                      {"created", r.created},
+                      {"model", r.model_id},
+                      {"answer", r.text},
+                      {"finish_reason", end.finish_reason},
+                      {"citations", CitedSourcesJson(r)},
+                      {"answer_model", r.answer_model},
+                      {"grounded", Grounded(r)},
+                      {"sentences", Sentences(r)},
+                      {"usage", end.usage},
+                      {"timings", end.timings}},
+                     r);
   }
 };
 

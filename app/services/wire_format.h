@@ -29,6 +29,9 @@ struct Reply {
   // "citations": [{"n", "support"}], "factual", "supported"}]} (byte spans of
   // `text`); null when the answer was not attributed.
   Json attribution;
+  // Fields the caller adds to the final event or body (GenerationPlan::
+  // on_finished: the stored conversation turn); null when none.
+  Json extra;
 };
 
 // The end of a generation: finish reason and the usage and timings objects.

@@ -113,6 +113,30 @@ TEST(RagPromptTest, CitationsJsonKeepsOnlyTheCitedSources) {
   EXPECT_EQ(CitationsJson(sources).size(), 2u);
 }
 
+TEST(RagPromptTest, CitationsNameTheSectionAndThePdfPage) {
+  std::vector<Source> sources = {MakeSource(1, "Guide", "Set server.port."),
+                                 MakeSource(2, "Manual", "Page two.")};
+  sources[0].hit.heading_context = "Guide > Ports";
+  sources[1].page = 2;
+  Json j = CitationsJson(sources);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["section"], "Guide > Ports");
+  EXPECT_FALSE(j[0].contains("page"));  // not a PDF
+  EXPECT_EQ(j[1]["section"], "");
+  EXPECT_EQ(j[1]["page"], 2);
+}
+
+TEST(RagAnswerTest, PageAtCountsTheFormFeedsBefore) {
+  const std::string text = "one\n\f\ntwo\n\f\n\n\f\nfour";
+  EXPECT_EQ(PageAt(text, 0), 1);
+  EXPECT_EQ(PageAt(text, 4), 1);  // the form feed itself starts page 2 after it
+  EXPECT_EQ(PageAt(text, 5), 2);
+  EXPECT_EQ(PageAt(text, static_cast<int64_t>(text.find("four"))), 4);  // page 3 was empty
+  EXPECT_EQ(PageAt(text, -5), 1);
+  EXPECT_EQ(PageAt(text, 1 << 20), 4);
+  EXPECT_EQ(PageAt("no pages", 3), 1);
+}
+
 TEST(MultipartTest, ParsesFileAndFields) {
   const std::string body =
       "--XyZ\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nMy doc\r\n"
