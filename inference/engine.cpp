@@ -66,6 +66,21 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
     if (!t.ok()) return t.status();
     e->chat_template_ = *t;
   }
+  e->architecture_ = e->file_->GetString(std::string(keys::kArchitecture)).value_or("");
+  if (options.vocabulary_only) {
+    // The tensors stay mapped but untouched: no page of weights is read.
+    const int64_t trained =
+        e->file_->GetInt(ArchKey(e->architecture_, keys::kContextLength)).value_or(options.context_length);
+    if (trained <= 0) return Status::Corrupt("the model file gives no context length");
+    if (options.context_length > trained) {
+      return Status::InvalidArgument("context_length " + std::to_string(options.context_length) +
+                                     " exceeds the model's " + std::to_string(trained));
+    }
+    e->context_length_ = static_cast<int>(options.context_length > 0 ? options.context_length : trained);
+    e->file_->ReleaseMetadata();
+    malloc_trim(0);
+    return e;
+  }
   auto model = LoadModel(*e->file_);
   if (!model.ok()) return model.status();
   e->model_ = std::move(model).value();
@@ -103,8 +118,8 @@ Result<std::vector<TokenId>> Engine::PlainPrompt(std::string_view text) const {
   return ids;
 }
 
-int Engine::threads() const { return pool_->size(); }
-const std::string& Engine::architecture() const { return model_->config().architecture; }
+int Engine::threads() const { return pool_ ? pool_->size() : 0; }
+const std::string& Engine::architecture() const { return architecture_; }
 size_t Engine::model_file_bytes() const { return file_->file_size(); }
 
 Status Engine::Forward(std::span<SequenceStep> steps) {
@@ -118,6 +133,7 @@ void Engine::RunOnThreads(int64_t n, const std::function<void(int64_t, int64_t, 
 }
 
 Result<std::unique_ptr<Generation>> Engine::Start(const GenerationRequest& request) {
+  if (!model_) return Status::Unsupported("this model is loaded for its vocabulary only and cannot generate");
   auto sequence = Sequence::Create(request, *tokenizer_, context_length_);
   if (!sequence.ok()) return sequence.status();
   return std::unique_ptr<Generation>(new Generation(*this, std::move(sequence).value()));

@@ -44,6 +44,10 @@ struct EngineOptions {
   int context_length = 0;     // most positions (prompt + completion) per sequence; 0 = the model's
   int nice = 0;               // niceness of the compute threads (0..19); see ThreadPool
   std::string chat_template;  // "" = the one the file was trained with (chat_format.h names)
+  // Only what prompts and token counts need (tokenizer, chat template, context
+  // length, model facts): no weights are read and no threads start, and
+  // Start() is kUnsupported. For a model that generates elsewhere (an upstream pool).
+  bool vocabulary_only = false;
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled };
@@ -159,8 +163,10 @@ class Engine {
   // kInvalidArgument: empty prompt, max_tokens < 1, bad sampling options or an
   // empty stop string. kOutOfRange: a token id outside the vocabulary, or a
   // prompt longer than the context (the message gives both counts; nothing is
-  // ever truncated silently).
+  // ever truncated silently). kUnsupported for a vocabulary-only engine.
   Result<std::unique_ptr<Generation>> Start(const GenerationRequest& request);
+  // Loaded with EngineOptions::vocabulary_only: threads() is 0.
+  bool vocabulary_only() const { return model_ == nullptr; }
 
  private:
   friend class Generation;
@@ -180,6 +186,7 @@ class Engine {
   int nice_ = 0;
   ChatTemplate chat_template_ = ChatTemplate::kNone;
   ModelInfo info_;
+  std::string architecture_;  // general.architecture
   struct Lock;
   std::unique_ptr<Lock> forward_lock_;  // serializes Model::Forward
 };
