@@ -14,37 +14,12 @@
 #include <system_error>
 #include <thread>
 
+#include "common/half.h"
 #include "retrieval/bert_kernels.h"
 #include "retrieval/safetensors.h"
 
 namespace ragd::retrieval {
 namespace {
-
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1F;
-  uint32_t mant = h & 0x3FF;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: renormalize
-      exp = 127 - 15 + 1;
-      while ((mant & 0x400) == 0) {
-        mant <<= 1;
-        --exp;
-      }
-      bits = sign | (exp << 23) | ((mant & 0x3FF) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7F800000 | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
 
 // Copies tensor `name` (or "bert." + name) as float32, checking its shape.
 Status ReadTensor(const SafetensorsFile& file, const std::string& name, std::vector<int64_t> shape,
@@ -62,12 +37,7 @@ Status ReadTensor(const SafetensorsFile& file, const std::string& name, std::vec
     for (size_t i = 0; i < n; ++i) {
       uint16_t h;
       std::memcpy(&h, t->data + 2 * i, 2);
-      if (bf16) {
-        uint32_t bits = static_cast<uint32_t>(h) << 16;
-        std::memcpy(&out[i], &bits, 4);
-      } else {
-        out[i] = HalfToFloat(h);
-      }
+      out[i] = bf16 ? Bf16ToFloat(h) : HalfToFloat(h);
     }
   } else {
     return Status::Unsupported("tensor " + name + " has dtype " + t->dtype);

@@ -77,5 +77,20 @@ inline __m256i UnpackQ5(const Block& b) {
   return _mm256_or_si256(UnpackNibbles32(b.qs), _mm256_and_si256(BitsToBytes(qh), _mm256_set1_epi8(16)));
 }
 
+// The 128 quants (0..63) of half h of a Q6_K block, as four 32-value vectors
+// in value order (the layout is in quant_blocks.h).
+inline void UnpackQ6KHalf(const BlockQ6_K& b, int h, __m256i q[4]) {
+  const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+  const __m256i ql0 = LoadU(b.ql + 64 * h), ql1 = LoadU(b.ql + 64 * h + 32);
+  const __m256i qh = LoadU(b.qh + 32 * h);
+  q[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4));
+  q[1] = _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4));
+  q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4));
+  q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4));
+}
+
 }  // namespace
 }  // namespace ragd::inference::kernels

@@ -136,30 +136,15 @@ void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, const RowScales& rs) {
       }
     }
   } else {  // Q6_K
-    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
     for (int64_t b = 0; b < n / kQKK; ++b) {
       const BlockQ6_K& blk = reinterpret_cast<const BlockQ6_K*>(row)[b];
       rs.dsup[b] = H2F(blk.d);
       for (int j = 0; j < 16; ++j) rs.iscale[16 * b + j] = blk.scales[j];
       for (int h = 0; h < 2; ++h) {
-        const __m256i ql0 = LoadU(blk.ql + 64 * h), ql1 = LoadU(blk.ql + 64 * h + 32);
-        const __m256i qh = LoadU(blk.qh + 32 * h);
-        uint8_t* out = q + 256 * b + 128 * h;
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i*>(out),
-            _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)));
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i*>(out + 32),
-            _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)));
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i*>(out + 64),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)));
-        _mm256_storeu_si256(
-            reinterpret_cast<__m256i*>(out + 96),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)));
+        __m256i v[4];
+        UnpackQ6KHalf(blk, h, v);
+        for (int k = 0; k < 4; ++k)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 256 * b + 128 * h + 32 * k), v[k]);
       }
     }
   }

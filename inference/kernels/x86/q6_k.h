@@ -35,7 +35,6 @@ void DotTileQ6K(int64_t n, const uint8_t* w_row, const uint8_t* const* acts, flo
     a[c] = reinterpret_cast<const BlockQ8K*>(acts[c]);
     acc[c] = 0;
   }
-  const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
   for (int64_t b = 0; b < n / kQKK; ++b) {
     const BlockQ6_K& blk = w[b];
     const __m256i scales16 =
@@ -45,17 +44,8 @@ void DotTileQ6K(int64_t n, const uint8_t* w_row, const uint8_t* const* acts, flo
     __m256i isum[C];
     for (int c = 0; c < C; ++c) isum[c] = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
-      const __m256i ql0 = LoadU(blk.ql + 64 * h), ql1 = LoadU(blk.ql + 64 * h + 32);
-      const __m256i qh = LoadU(blk.qh + 32 * h);
-      const __m256i q[4] = {
-          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
-          _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
-      };
+      __m256i q[4];
+      UnpackQ6KHalf(blk, h, q);
       for (int k = 0; k < 4; ++k) {
         // 32 values = sub-blocks 8h+2k and 8h+2k+1 (16 each).
         const int j = 8 * h + 2 * k;
@@ -88,30 +78,15 @@ struct Q6Rows {
 };
 
 inline void UnpackQ6Row(const BlockQ6_K* blk, int64_t nb, uint8_t* q, int16_t* scales, float* d) {
-  const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
   for (int64_t b = 0; b < nb; ++b) {
     const BlockQ6_K& x = blk[b];
     d[b] = H2F(x.d);
     for (int j = 0; j < 16; ++j) scales[16 * b + j] = x.scales[j];
     for (int h = 0; h < 2; ++h) {
-      const __m256i ql0 = LoadU(x.ql + 64 * h), ql1 = LoadU(x.ql + 64 * h + 32);
-      const __m256i qh = LoadU(x.qh + 32 * h);
-      uint8_t* out = q + 256 * b + 128 * h;
-      _mm256_storeu_si256(
-          reinterpret_cast<__m256i*>(out),
-          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)));
-      _mm256_storeu_si256(
-          reinterpret_cast<__m256i*>(out + 32),
-          _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)));
-      _mm256_storeu_si256(
-          reinterpret_cast<__m256i*>(out + 64),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)));
-      _mm256_storeu_si256(
-          reinterpret_cast<__m256i*>(out + 96),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)));
+      __m256i v[4];
+      UnpackQ6KHalf(x, h, v);
+      for (int k = 0; k < 4; ++k)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 256 * b + 128 * h + 32 * k), v[k]);
     }
   }
 }
