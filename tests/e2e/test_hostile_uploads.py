@@ -108,12 +108,10 @@ def test_full_queue_is_503_and_delete_cancels_the_job(hostile):
     r = upload(hostile, "late.txt", b"An upload that finds the queue full.", "text/plain")
     assert r.status_code == 503, r.text
     assert int(r.headers["Retry-After"]) > 0
-    t0 = time.time()
     r = requests.delete(f"{hostile.url}/v1/documents/jobs/{job['id']}", headers=hostile.headers(), timeout=10)
     assert r.status_code == 200, r.text
     done = wait_job(hostile, job["id"])
-    assert done["state"] == "cancelled", done
-    assert time.time() - t0 < CPU_SECONDS + 5
+    assert done["state"] == "cancelled", done  # not "failed": the CPU limit did not stop it first
     # Finished jobs cannot be cancelled again; unknown ones are 404.
     r = requests.delete(f"{hostile.url}/v1/documents/jobs/{job['id']}", headers=hostile.headers(), timeout=10)
     assert r.status_code == 409
