@@ -9,6 +9,7 @@
 #include "inference/ggml_types.h"
 #include "inference/gguf.h"
 #include "inference/gguf_names.h"
+#include "inference/grammar/json_grammar.h"
 #include "inference/kernels/kernels.h"
 #include "inference/models/model.h"
 #include "inference/sequence.h"
@@ -39,6 +40,17 @@ std::string_view FinishReasonName(FinishReason reason) {
 struct Engine::Lock {
   std::mutex mu;
 };
+
+struct Engine::GrammarIndex {
+  std::once_flag once;
+  std::unique_ptr<GrammarVocabulary> vocabulary;
+};
+
+const GrammarVocabulary& Engine::grammar_vocabulary() const {
+  std::call_once(grammar_index_->once,
+                 [this] { grammar_index_->vocabulary = std::make_unique<GrammarVocabulary>(*tokenizer_); });
+  return *grammar_index_->vocabulary;
+}
 
 size_t Generation::kv_cache_bytes() const { return cache_ ? cache_->bytes() : 0; }
 
@@ -102,6 +114,7 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
   e->nice_ = options.nice;
   e->pool_ = std::make_unique<ThreadPool>(options.threads, options.nice);
   e->forward_lock_ = std::make_unique<Lock>();
+  e->grammar_index_ = std::make_unique<GrammarIndex>();
   return e;
 }
 
@@ -134,7 +147,8 @@ void Engine::RunOnThreads(int64_t n, const std::function<void(int64_t, int64_t, 
 
 Result<std::unique_ptr<Generation>> Engine::Start(const GenerationRequest& request) {
   if (!model_) return Status::Unsupported("this model is loaded for its vocabulary only and cannot generate");
-  auto sequence = Sequence::Create(request, *tokenizer_, context_length_);
+  auto sequence = Sequence::Create(request, *tokenizer_, context_length_,
+                                   request.grammar ? &grammar_vocabulary() : nullptr);
   if (!sequence.ok()) return sequence.status();
   return std::unique_ptr<Generation>(new Generation(*this, std::move(sequence).value()));
 }

@@ -54,11 +54,20 @@ enum class FinishReason { kNone, kStop, kLength, kCancelled };
 // "stop", "length", "cancelled" ("" for kNone), as the OpenAI API spells them.
 std::string_view FinishReasonName(FinishReason reason);
 
+class JsonGrammar;
+class GrammarVocabulary;
+
 struct GenerationRequest {
   std::vector<TokenId> prompt;    // token ids, BOS included (see chat_format.h)
   SamplingOptions sampling;       // temperature 0 = greedy
   int max_tokens = 256;           // completion tokens at most (>= 1); the context may end it sooner
   std::vector<std::string> stop;  // output is cut before the first of these strings
+  // -1: no log-probabilities; n in [0, kMaxTopLogprobs]: each chunk carries
+  // its token's log-probability and the n most likely tokens' (TokenLogprobs).
+  int logprobs = -1;
+  // When set, only tokens whose text continues a text the grammar accepts are
+  // sampled, and generation ends only where it may (grammar/json_grammar.h).
+  std::shared_ptr<const JsonGrammar> grammar;
 };
 
 struct GenerationStats {
@@ -78,6 +87,8 @@ struct GenerationStats {
 struct GenerationChunk {
   TokenId id = -1;
   std::string text;
+  float logprob = 0;                       // when GenerationRequest::logprobs >= 0
+  std::vector<TokenLogprob> top_logprobs;  // the request's logprobs most likely, best first
 };
 
 // Cancels one generation. Copyable; Cancel() is safe from any thread.
@@ -159,6 +170,10 @@ class Engine {
   // (tokenizer.ggml.add_bos_token), then the text.
   Result<std::vector<TokenId>> PlainPrompt(std::string_view text) const;
 
+  // The vocabulary index constrained requests mask tokens with; built on
+  // first use (a fraction of a second), then shared.
+  const GrammarVocabulary& grammar_vocabulary() const;
+
   // Checks the request and prepares a generation (no model work yet).
   // kInvalidArgument: empty prompt, max_tokens < 1, bad sampling options or an
   // empty stop string. kOutOfRange: a token id outside the vocabulary, or a
@@ -189,6 +204,8 @@ class Engine {
   std::string architecture_;  // general.architecture
   struct Lock;
   std::unique_ptr<Lock> forward_lock_;  // serializes Model::Forward
+  struct GrammarIndex;
+  std::unique_ptr<GrammarIndex> grammar_index_;  // grammar_vocabulary(), built once
 };
 
 }  // namespace ragd::inference

@@ -78,7 +78,8 @@ Scheduler::~Scheduler() {
 int64_t Scheduler::Spare() const { return options_.speculative ? options_.draft.max_draft : 0; }
 
 Result<CancelHandle> Scheduler::Submit(const GenerationRequest& request, SchedulerCallback callback) {
-  auto seq = Sequence::Create(request, *engine_.tokenizer_, engine_.context_length_);
+  auto seq = Sequence::Create(request, *engine_.tokenizer_, engine_.context_length_,
+                              request.grammar ? &engine_.grammar_vocabulary() : nullptr);
   if (!seq.ok()) return seq.status();
   auto job = std::make_unique<Job>();
   job->seq = std::move(seq).value();
@@ -352,6 +353,8 @@ void Scheduler::Emit(Job& job, const GenerationChunk& chunk) {
   SchedulerEvent ev;
   ev.id = chunk.id;
   ev.text = chunk.text;
+  ev.logprob = chunk.logprob;
+  ev.top_logprobs = chunk.top_logprobs;
   if (!job.callback(ev)) job.cancel.Cancel();
 }
 

@@ -53,11 +53,13 @@ struct SchedulerOptions {
 struct SchedulerEvent {
   enum class Kind { kToken, kDone, kError };
   Kind kind = Kind::kToken;
-  TokenId id = -1;               // kToken: the token
-  std::string text;              // kToken: text completed by this token (may be empty)
-  FinishReason finish_reason{};  // kDone
-  GenerationStats stats;         // kDone and kError: counts and times so far
-  Status error;                  // kError
+  TokenId id = -1;                         // kToken: the token
+  std::string text;                        // kToken: text completed by this token (may be empty)
+  float logprob = 0;                       // kToken, when requested: the token's log-probability
+  std::vector<TokenLogprob> top_logprobs;  // kToken, when requested: the most likely tokens
+  FinishReason finish_reason{};            // kDone
+  GenerationStats stats;                   // kDone and kError: counts and times so far
+  Status error;                            // kError
 };
 
 // Returns false to cancel the request (e.g. the client has gone).

@@ -1,11 +1,13 @@
 #include "inference/sequence.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace ragd::inference {
 
 Result<std::unique_ptr<Sequence>> Sequence::Create(const GenerationRequest& request,
-                                                   const Tokenizer& tokenizer, int context_length) {
+                                                   const Tokenizer& tokenizer, int context_length,
+                                                   const GrammarVocabulary* vocabulary) {
   const int n_prompt = static_cast<int>(request.prompt.size());
   if (n_prompt == 0) return Status::InvalidArgument("the prompt is empty");
   if (n_prompt > context_length) {
@@ -21,13 +23,22 @@ Result<std::unique_ptr<Sequence>> Sequence::Create(const GenerationRequest& requ
     }
   }
   if (request.max_tokens < 1) return Status::InvalidArgument("max_tokens must be >= 1");
+  if (request.logprobs < -1 || request.logprobs > kMaxTopLogprobs)
+    return Status::InvalidArgument("logprobs must be in [-1, " + std::to_string(kMaxTopLogprobs) + "]");
+  if (request.grammar && (vocabulary == nullptr || vocabulary->vocab_size() != vocab))
+    return Status::InvalidArgument("a grammar needs the model's vocabulary index");
   auto sampler = Sampler::Create(request.sampling, vocab);
   if (!sampler.ok()) return sampler.status();
   auto stops = StopMatcher::Create(request.stop);
   if (!stops.ok()) return stops.status();
   const int max_completion = std::min(request.max_tokens, context_length - n_prompt + 1);
-  return std::unique_ptr<Sequence>(
+  std::unique_ptr<Sequence> seq(
       new Sequence(request, tokenizer, max_completion, std::move(sampler).value(), std::move(stops).value()));
+  if (request.grammar) {
+    seq->vocabulary_ = vocabulary;
+    seq->matcher_ = std::make_unique<JsonMatcher>(request.grammar);
+  }
+  return seq;
 }
 
 Sequence::Sequence(const GenerationRequest& request, const Tokenizer& tokenizer, int max_completion,
@@ -38,14 +49,46 @@ Sequence::Sequence(const GenerationRequest& request, const Tokenizer& tokenizer,
       max_completion_(max_completion),
       sampler_(std::move(sampler)),
       stops_(std::move(stops)),
-      decoder_(tokenizer) {
+      decoder_(tokenizer),
+      logprobs_(request.logprobs) {
   tokens_.reserve(prompt_tokens_ + max_completion_);
+}
+
+TokenId Sequence::SampleConstrained(std::span<const float> logits) {
+  const TokenId first = sampler_.Sample(logits, tokens_);
+  if (vocabulary_->Accept(matcher_.get(), first)) return first;
+  vocabulary_->AllowedTokens(*matcher_, &allowed_);
+  masked_.assign(logits.begin(), logits.end());
+  bool any = false;
+  for (size_t i = 0; i < masked_.size(); ++i) {
+    if (i >= allowed_.size() || !allowed_[i]) {
+      masked_[i] = -std::numeric_limits<float>::infinity();
+    } else {
+      any = true;
+    }
+  }
+  if (!any) return -1;
+  const TokenId id = sampler_.Sample(masked_, tokens_);
+  // Every allowed logit may be -inf (the bias): the sampler then returns the
+  // lowest id, allowed or not.
+  return vocabulary_->Accept(matcher_.get(), id) ? id : -1;
 }
 
 Result<GenerationChunk> Sequence::Step(std::span<const float> logits, FinishReason* reason) {
   *reason = FinishReason::kNone;
   GenerationChunk chunk;
-  chunk.id = sampler_.Sample(logits, tokens_);
+  chunk.id = matcher_ ? SampleConstrained(logits) : sampler_.Sample(logits, tokens_);
+  if (chunk.id < 0) {  // the grammar allows nothing more: end here, as at a stop string
+    *reason = FinishReason::kStop;
+    chunk.id = tokenizer_.eos_id() >= 0 ? tokenizer_.eos_id() : 0;
+    if (!tokenizer_.IsEndOfGeneration(chunk.id)) {
+      chunk.text = stops_.Push(decoder_.Flush());
+      if (!stops_.stopped()) chunk.text += stops_.Flush();
+    }
+    tokens_.push_back(chunk.id);
+    return chunk;
+  }
+  if (logprobs_ >= 0) chunk.logprob = TokenLogprobs(logits, chunk.id, logprobs_, &chunk.top_logprobs);
   tokens_.push_back(chunk.id);
   if (tokenizer_.IsEndOfGeneration(chunk.id)) {
     *reason = FinishReason::kStop;

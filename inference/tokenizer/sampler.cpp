@@ -203,6 +203,42 @@ TokenId Sampler::Sample(std::span<const float> logits, std::span<const TokenId> 
   return best;
 }
 
+float TokenLogprobs(std::span<const float> logits, TokenId chosen, int top_n,
+                    std::vector<TokenLogprob>* top) {
+  const size_t n = logits.size();
+  top->clear();
+  float max_logit = kNegInf;
+  for (float v : logits)
+    if (v > max_logit) max_logit = v;
+  if (!(max_logit > kNegInf) || !std::isfinite(max_logit)) return kNegInf;
+  double sum = 0;
+  for (float v : logits)
+    if (v > kNegInf) sum += std::exp(static_cast<double>(v) - max_logit);
+  const double log_z = max_logit + std::log(sum);
+  const auto logprob = [&](size_t i) {
+    const float v = logits[i];
+    return v > kNegInf ? static_cast<float>(v - log_z) : kNegInf;
+  };
+  // The best top_n by a heap whose front is the worst kept.
+  const auto better = [](const TokenLogprob& a, const TokenLogprob& b) {
+    return a.logprob > b.logprob || (a.logprob == b.logprob && a.id < b.id);
+  };
+  const size_t k = std::min(static_cast<size_t>(std::max(top_n, 0)), n);
+  for (size_t i = 0; i < n && k > 0; ++i) {
+    const TokenLogprob c{static_cast<TokenId>(i), logprob(i)};
+    if (top->size() < k) {
+      top->push_back(c);
+      std::push_heap(top->begin(), top->end(), better);
+    } else if (better(c, top->front())) {
+      std::pop_heap(top->begin(), top->end(), better);
+      top->back() = c;
+      std::push_heap(top->begin(), top->end(), better);
+    }
+  }
+  std::sort_heap(top->begin(), top->end(), better);
+  return chosen >= 0 && static_cast<size_t>(chosen) < n ? logprob(chosen) : kNegInf;
+}
+
 Result<StopMatcher> StopMatcher::Create(std::vector<std::string> stops) {
   for (size_t i = 0; i < stops.size(); ++i) {
     if (stops[i].empty()) return Status::InvalidArgument("stop[" + std::to_string(i) + "] is empty");

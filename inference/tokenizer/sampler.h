@@ -36,6 +36,19 @@ struct SamplingOptions {
   std::map<TokenId, float> logit_bias;  // added to a token's logit; ids < vocab, values in [-100, 100]
 };
 
+// A token's log-probability under the model: log-softmax of its raw logit
+// (before penalties, bias, temperature and any grammar), as OpenAI and vLLM
+// report them.
+struct TokenLogprob {
+  TokenId id = -1;
+  float logprob = 0;
+};
+constexpr int kMaxTopLogprobs = 20;
+
+// The log-probability of `chosen` and, in *top, the `top_n` most likely
+// tokens (best first; ties by lower id). NaN logits count as -inf.
+float TokenLogprobs(std::span<const float> logits, TokenId chosen, int top_n, std::vector<TokenLogprob>* top);
+
 // kInvalidArgument naming the first offending field ("top_p must be in [0, 1]").
 Status ValidateSamplingOptions(const SamplingOptions& options, int vocab_size);
 
