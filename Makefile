@@ -1,6 +1,7 @@
 # The two commands:  make run   |   make test
 # Everything else is here for developers: make build, make models, make format,
 # make test SANITIZE=1 (the C++ unit tests under ASan + UBSan, in build-asan/),
+# make fuzz SECONDS=N (every libFuzzer target N seconds, clang, in build-fuzz/),
 # make install PREFIX=/usr/local (cmake --install).
 
 MAKEFLAGS += --no-print-directory
@@ -13,9 +14,11 @@ endif
 DATA    ?= $(HOME)/.local/share/ragd
 VENV    := $(BUILD)/venv
 
+SECONDS ?= 60
+FUZZ_BUILD ?= build-fuzz
 PREFIX  ?= /usr/local
 
-.PHONY: run test build build-server build-sanitize configure deps test-deps models venv format clean install
+.PHONY: run test build build-server build-sanitize configure deps test-deps models venv format clean fuzz install
 
 run: deps models build-server
 	@mkdir -p $(DATA)
@@ -60,6 +63,12 @@ build-sanitize:
 # $(PREFIX) (cmake/Install.cmake); DESTDIR=/some/root stages them for a package.
 install: build-server
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The libFuzzer targets of tests/fuzz/, built with clang + ASan + UBSan in
+# $(FUZZ_BUILD)/ and run SECONDS seconds each, one after another; prints
+# executions, exec/s and crashes per target (tests/fuzz/README.md).
+fuzz: test-deps models
+	@tests/fuzz/run-fuzz --build-dir $(FUZZ_BUILD) --seconds $(SECONDS) --jobs $(JOBS)
 
 # Python clients for the black-box tests (openai, selenium), kept inside build/.
 venv: $(VENV)/.ready

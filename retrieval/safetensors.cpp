@@ -49,7 +49,9 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
         if (v.is_string()) f.metadata_[k] = v.get<std::string>();
       continue;
     }
-    const auto bad = [&](const std::string& what) { return corrupt("tensor '" + name + "': " + what); };
+    // A named copy: clang before 16 cannot capture a structured binding.
+    const std::string& tensor = name;
+    const auto bad = [&](const std::string& what) { return corrupt("tensor '" + tensor + "': " + what); };
     if (!entry.is_object()) return bad("entry is not an object");
     auto dtype = entry.find("dtype");
     auto shape = entry.find("shape");
