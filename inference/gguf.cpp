@@ -237,7 +237,8 @@ const GgufTensor* GgufFile::FindTensor(const std::string& name) const {
 
 std::optional<int64_t> GgufFile::GetInt(const std::string& key) const {
   const GgufValue* v = Find(key);
-  if (v == nullptr || !v->is_integer()) return std::nullopt;
+  // A u64 from 2^63 up has no int64 value (converting it is undefined).
+  if (v == nullptr || !v->is_integer() || !(v->num < 0x1p63)) return std::nullopt;
   return static_cast<int64_t>(v->num);
 }
 

@@ -93,7 +93,8 @@ class GgufFile {
   const GgufValue* Find(const std::string& key) const;
   const GgufTensor* FindTensor(const std::string& name) const;
 
-  // Typed look-ups; nullopt when absent or of an incompatible type.
+  // Typed look-ups; nullopt when absent or of an incompatible type (GetInt:
+  // also a u64 too large for int64).
   std::optional<int64_t> GetInt(const std::string& key) const;
   std::optional<double> GetFloat(const std::string& key) const;
   std::optional<std::string> GetString(const std::string& key) const;

@@ -69,9 +69,11 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
     uint64_t n = 1;
     for (const auto& d : *shape) {
       if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t{1} << 40)) return bad("bad shape");
-      t.shape.push_back(d.get<int64_t>());
-      n *= d.get<uint64_t>();
-      if (n > (uint64_t{1} << 40)) return bad("bad shape");
+      const uint64_t dim = d.get<uint64_t>();
+      // Checked before multiplying: two dimensions of 2^32 wrap to 0 in 64 bits.
+      if (dim != 0 && n > (uint64_t{1} << 40) / dim) return bad("bad shape");
+      t.shape.push_back(static_cast<int64_t>(dim));
+      n *= dim;
     }
     const uint64_t begin = (*offs)[0].get<uint64_t>(), end = (*offs)[1].get<uint64_t>();
     if (begin > end || end > data_size) return bad("data extends past the end of the file");

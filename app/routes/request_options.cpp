@@ -103,7 +103,8 @@ Result<std::vector<inference::ChatMessage>> ReadMessages(const Json& body) {
       content = c->get<std::string>();
     } else if (c->is_array()) {
       for (const Json& part : *c) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+        // value() with a Json default: a "type" that is not a string compares unequal, never throws.
+        if (!part.is_object() || part.value("type", Json()) != "text" || !part.contains("text") ||
             !part["text"].is_string())
           return Status::InvalidArgument("field '" + where + ".content' supports only text parts");
         content += part["text"].get<std::string>();

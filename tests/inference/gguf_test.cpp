@@ -163,6 +163,25 @@ TEST_F(GgufTest, ReleaseMetadataDropsHeaderPagesAndKeepsTensors) {
   EXPECT_EQ(std::memcmp(t->data, values.data(), values.size() * sizeof(float)), 0);
 }
 
+// Found by tests/fuzz (gguf): a u64 key of 2^63 or more made GetInt convert
+// a double outside int64's range (undefined behaviour; INT64_MIN in practice,
+// so a context length or token id read as a huge negative number).
+TEST_F(GgufTest, IntegerBeyondInt64IsNoInteger) {
+  // The crashing input: GGUF v3, no tensors, one key llama.context_length = u64 2^63.
+  static const char kInput[] =
+      "GGUF\3\0\0\0"                           // magic, version 3
+      "\0\0\0\0\0\0\0\0"                       // no tensors
+      "\1\0\0\0\0\0\0\0"                       // one key
+      "\24\0\0\0\0\0\0\0llama.context_length"  // its name (20 bytes)
+      "\12\0\0\0"                              // type u64
+      "\0\0\0\0\0\0\0\x80";                    // 2^63
+  const std::vector<uint8_t> bytes(kInput, kInput + sizeof(kInput) - 1);
+  auto f = GgufFile::Open(WriteBytes("u64_2p63.gguf", bytes));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->GetInt("llama.context_length"), std::nullopt);
+  EXPECT_EQ(f->GetFloat("llama.context_length"), 0x1p63);
+}
+
 TEST_F(GgufTest, MissingFileIsNotFound) {
   auto f = GgufFile::Open(Path("does-not-exist.gguf"));
   ASSERT_FALSE(f.ok());
