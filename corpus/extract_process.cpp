@@ -299,15 +299,16 @@ int ExtractWorkerMain(int in_fd, int out_fd, ExtractFunction extract) {
     std::string body(body_length, '\0');
     if (!ReadFull(in_fd, body.data(), body.size())) return 2;
     Reader r(body);
-    uint64_t max_bytes = 0;
+    uint64_t max_bytes = 0, max_unpacked = 0;
     ExtractOptions options;
     std::string_view file_name, media_type, bytes;
-    if (!r.U64(&max_bytes) || !r.F64(&options.max_invalid_utf8_fraction) ||
+    if (!r.U64(&max_bytes) || !r.U64(&max_unpacked) || !r.F64(&options.max_invalid_utf8_fraction) ||
         !r.F64(&options.max_control_fraction) || !r.String(&file_name) || !r.String(&media_type) ||
         !r.String(&bytes) || !r.done()) {
       return 2;
     }
     options.max_bytes = max_bytes;
+    options.max_unpacked_bytes = max_unpacked;
     auto doc = extract(bytes, file_name, media_type, options);
     std::string out;
     if (!doc.ok()) {
@@ -337,6 +338,7 @@ Result<ExtractedDocument> ExtractContained(std::string_view bytes, std::string_v
 
   std::string body;
   PutU64(&body, options.max_bytes);
+  PutU64(&body, options.max_unpacked_bytes);
   PutF64(&body, options.max_invalid_utf8_fraction);
   PutF64(&body, options.max_control_fraction);
   PutString(&body, file_name);

@@ -24,7 +24,8 @@
 // stdout (integers are host-order, both ends being one binary on one machine):
 //   request:  "RGX1", u64 cpu_seconds, u64 memory_bytes, u64 max_output_bytes,
 //             u64 body_length, then the body: u64 ExtractOptions::max_bytes,
-//             f64 max_invalid_utf8_fraction, f64 max_control_fraction, and
+//             u64 max_unpacked_bytes, f64 max_invalid_utf8_fraction,
+//             f64 max_control_fraction, and
 //             three strings (u64 length + bytes): file name, declared media
 //             type, document bytes.
 //   response: u8 1 then strings text, title, media type; or u8 0, u8 status
