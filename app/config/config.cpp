@@ -186,7 +186,7 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("server.max_json_bytes", "largest JSON request body", server.max_json_bytes),
       RAGD_FIELD("server.max_upload_bytes", "largest multipart upload request", server.max_upload_bytes),
       RAGD_FIELD("server.stream_timeout_s", "longest a streamed answer may take", server.stream_timeout_s),
-      RAGD_FIELD("server.web_dir", "browser pages; empty = the web/ folder of the source tree",
+      RAGD_FIELD("server.web_dir", "browser pages; empty = those installed beside the binary",
                  server.web_dir),
       RAGD_FIELD("server.trust_proxy", "believe X-Forwarded-Proto/-Host/-For from a proxy in front",
                  server.trust_proxy),

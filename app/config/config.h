@@ -27,7 +27,7 @@ struct ServerConfig {
   int64_t max_json_bytes = 1 << 20;     // largest JSON request body
   int64_t max_upload_bytes = 32 << 20;  // largest multipart upload request
   int64_t stream_timeout_s = 900;       // longest a streamed answer may take
-  std::string web_dir;                  // browser pages; "" = the web/ folder of the source tree
+  std::string web_dir;                  // browser pages; "" = beside the binary (app/server/web_dir.h)
   bool trust_proxy = false;             // believe X-Forwarded-Proto/-Host/-For from the proxy in front
   std::string secure_cookies = "auto";  // "auto" (Secure behind a trusted TLS proxy), "always", "never"
 };
