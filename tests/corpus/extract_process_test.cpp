@@ -101,7 +101,7 @@ INSTANTIATE_TEST_SUITE_P(Limits, ContainedLimit,
                          ::testing::Values(Limit{"spin.txt", "CPU time", 120},
                                            Limit{"sleep.txt", "took longer than 2 s", 2},
                                            Limit{"grab.txt", "memory", 120},
-                                           Limit{"crash.txt", "signal 11", 120},
+                                           Limit{"crash.txt", "parser stopped on signal", 120},
                                            Limit{"flood.txt", "larger than the limit of 1 MiB", 120}),
                          [](const auto& info) {
                            std::string n = info.param.file_name;
