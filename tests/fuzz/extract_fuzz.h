@@ -25,9 +25,12 @@ inline void FuzzExtract(const uint8_t* data, size_t size, std::string_view file_
   FUZZ_CHECK(doc->text.find('\0') == std::string::npos, "NUL byte in the text");
   FUZZ_CHECK(!doc->title.empty() && doc->title.size() <= 200, "title length");
   FUZZ_CHECK(IsValidUtf8(doc->title), "title is not valid UTF-8");
-  FUZZ_CHECK(doc->media_type == corpus::kMediaPlainText || doc->media_type == corpus::kMediaMarkdown ||
-                 doc->media_type == corpus::kMediaHtml || doc->media_type == corpus::kMediaPdf,
-             "unknown media type");
+  bool known = false;
+  for (std::string_view m :
+       {corpus::kMediaPlainText, corpus::kMediaMarkdown, corpus::kMediaHtml, corpus::kMediaPdf,
+        corpus::kMediaCsv, corpus::kMediaDocx, corpus::kMediaOdt, corpus::kMediaPptx, corpus::kMediaEpub})
+    known = known || doc->media_type == m;
+  FUZZ_CHECK(known, "unknown media type");
 }
 
 }  // namespace ragd::fuzz
