@@ -36,5 +36,10 @@ void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx);
 void RegisterOpenAiRoutes(HttpServer& http, AppContext& ctx);
 void RegisterAskRoutes(HttpServer& http, AppContext& ctx);
 void RegisterStaticRoutes(HttpServer& http, AppContext& ctx);
+// The chat page's conversations, answer ratings and read-only library
+// (routes_conversations.cpp, routes_feedback.cpp, routes_library.cpp).
+void RegisterConversationRoutes(HttpServer& http, AppContext& ctx);
+void RegisterFeedbackRoutes(HttpServer& http, AppContext& ctx);
+void RegisterLibraryRoutes(HttpServer& http, AppContext& ctx);
 
 }  // namespace ragd::app

@@ -1,6 +1,7 @@
 // POST /v1/ask: a question answered from the corpus, with citations.
 #include <chrono>
 
+#include "app/routes/chat_routes.h"
 #include "app/routes/request_options.h"
 #include "app/routes/routes.h"
 #include "app/services/generation_runner.h"
@@ -67,6 +68,8 @@ void RegisterAskRoutes(HttpServer& http, AppContext& ctx) {
                         GenerationPlan plan = NewGenerationPlan(*choice, AskWireFormat(), "/v1/ask", *opts);
                         RagQuestion q = std::move(question).value();
                         q.top_k = static_cast<int>(top_k->value_or(ctx.config.retrieval.top_k));
+                        if (Status st = ApplyChatFields(ctx, user, *body, &q, &plan); !st.ok())
+                          return ErrorResponse(st);
                         if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) return ErrorResponse(st);
                         return RunGeneration(ctx, user, std::move(plan), ex);
                       }));

@@ -132,6 +132,9 @@ Status RagServer::Start() {
   RegisterDocumentRoutes(*http_, ctx_);
   RegisterOpenAiRoutes(*http_, ctx_);
   RegisterAskRoutes(*http_, ctx_);
+  RegisterConversationRoutes(*http_, ctx_);
+  RegisterFeedbackRoutes(*http_, ctx_);
+  RegisterLibraryRoutes(*http_, ctx_);
   RegisterStaticRoutes(*http_, ctx_);
   ctx_.metrics.SetGaugeSource([this] {
     std::vector<MetricSample> g;
