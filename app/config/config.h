@@ -30,6 +30,8 @@ struct ServerConfig {
   std::string web_dir;                  // browser pages; "" = beside the binary (app/server/web_dir.h)
   bool trust_proxy = false;             // believe X-Forwarded-Proto/-Host/-For from the proxy in front
   std::string secure_cookies = "auto";  // "auto" (Secure behind a trusted TLS proxy), "always", "never"
+  // Origins whose pages may call the API (CORS); "*" = any; none = off.
+  std::vector<std::string> cors_origins;
 };
 
 struct AuthConfig {

@@ -10,6 +10,7 @@
 #include <pistache/http.h>
 #include <pistache/peer.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -160,13 +161,14 @@ struct Route {
 // queue (safe from any thread in Pistache 0.0.5, unlike ResponseStream).
 class PeerResponse : public AsyncResponse {
  public:
-  PeerResponse(std::shared_ptr<Tcp::Peer> peer, std::string request_id)
-      : peer_(std::move(peer)), request_id_(std::move(request_id)) {}
+  // `extra_head`: header lines every response on this exchange carries (CORS).
+  PeerResponse(std::shared_ptr<Tcp::Peer> peer, std::string request_id, std::string extra_head = "")
+      : peer_(std::move(peer)), request_id_(std::move(request_id)), extra_head_(std::move(extra_head)) {}
 
   bool Send(const HttpResponse& r) override {
     std::string head = StatusLine(r.status) + "Content-Type: " + r.content_type +
                        "\r\nContent-Length: " + std::to_string(r.body.size()) +
-                       "\r\nX-Request-Id: " + request_id_ + "\r\n";
+                       "\r\nX-Request-Id: " + request_id_ + "\r\n" + extra_head_;
     for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
     ended_ = true;
     return SendRaw(head + "\r\n" + r.body);
@@ -177,7 +179,7 @@ class PeerResponse : public AsyncResponse {
         StatusLine(status) + "Content-Type: " + content_type +
         "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n"
         "X-Request-Id: " +
-        request_id_ + "\r\n";
+        request_id_ + "\r\n" + extra_head_;
     for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
     return SendRaw(head + "\r\n");
   }
@@ -206,10 +208,40 @@ class PeerResponse : public AsyncResponse {
 
   std::shared_ptr<Tcp::Peer> peer_;
   std::string request_id_;
+  std::string extra_head_;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> ended_{false};
   std::mutex mu_;
 };
+
+// CORS (off unless origins are configured): a browser page from an allowed
+// origin may call the API with its API key. Credentials (the session cookie)
+// are never allowed cross-origin, so a foreign page cannot act as a signed-in
+// user; preflights are answered for any route that exists.
+bool CorsAllowed(const HttpServerOptions& options, const std::string& origin) {
+  if (origin.empty() || origin == "null") return false;
+  for (const std::string& o : options.cors_origins)
+    if (o == "*" || o == origin) return true;
+  return false;
+}
+
+std::string CorsHead(const std::string& origin) {
+  return "Access-Control-Allow-Origin: " + origin +
+         "\r\nVary: Origin\r\nAccess-Control-Expose-Headers: X-Request-Id, Retry-After\r\n";
+}
+
+HttpResponse Preflight(const HttpRequest& req) {
+  HttpResponse r;
+  r.status = 204;
+  r.headers.push_back({"Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE"});
+  std::string asked = req.Header("access-control-request-headers");
+  asked.erase(std::remove_if(asked.begin(), asked.end(), [](char c) { return c == '\r' || c == '\n'; }),
+              asked.end());
+  r.headers.push_back(
+      {"Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked});
+  r.headers.push_back({"Access-Control-Max-Age", "600"});
+  return r;
+}
 
 struct Shared {
   std::vector<Route> routes;
@@ -246,12 +278,15 @@ struct Shared {
 
 class Exchange : public HttpExchange {
  public:
-  Exchange(Shared* shared, std::shared_ptr<Tcp::Peer> peer, std::string request_id)
-      : shared_(shared), peer_(std::move(peer)), request_id_(std::move(request_id)) {}
+  Exchange(Shared* shared, std::shared_ptr<Tcp::Peer> peer, std::string request_id, std::string extra_head)
+      : shared_(shared),
+        peer_(std::move(peer)),
+        request_id_(std::move(request_id)),
+        extra_head_(std::move(extra_head)) {}
 
   std::shared_ptr<AsyncResponse> Defer() override {
     if (response_) return response_;
-    response_ = std::make_shared<PeerResponse>(peer_, request_id_);
+    response_ = std::make_shared<PeerResponse>(peer_, request_id_, extra_head_);
     {
       std::lock_guard<std::mutex> lock(shared_->streams_mu);
       shared_->streams[peer_->getID()] = response_;
@@ -266,13 +301,14 @@ class Exchange : public HttpExchange {
   // response is not registered for disconnect notices.
   void SendNow(const HttpResponse& r) {
     peer_->setIdle(true);  // the response bypasses ResponseWriter: keep Pistache's timeouts off
-    PeerResponse(peer_, request_id_).Send(r);
+    PeerResponse(peer_, request_id_, extra_head_).Send(r);
   }
 
  private:
   Shared* shared_;
   std::shared_ptr<Tcp::Peer> peer_;
   std::string request_id_;
+  std::string extra_head_;
   std::shared_ptr<PeerResponse> response_;
 };
 
@@ -304,16 +340,21 @@ class PistacheHandler : public Http::Handler {
 
     req.request_id = ValidRequestId(req.Header("x-request-id")) ? req.Header("x-request-id") : NewRequestId();
     const auto started = std::chrono::steady_clock::now();
-    Exchange exchange(shared_.get(), writer.peer(), req.request_id);
+    const bool cors = CorsAllowed(options_, req.Header("origin"));
+    Exchange exchange(shared_.get(), writer.peer(), req.request_id,
+                      cors ? CorsHead(req.Header("origin")) : std::string());
     HttpResponse resp;
     bool mismatch = false;
     const Route* route = shared_->Match(req.method, req.path, &req.params, &mismatch);
     if (route != nullptr) req.route = route->name;
+    const bool preflight = req.method == "OPTIONS" && !req.Header("access-control-request-method").empty();
     if (req.body.size() > max_json_bytes_ && req.Header("content-type").rfind("multipart/", 0) != 0) {
       resp = HttpResponse::Error(413, "invalid_request_error",
                                  "request body of " + std::to_string(req.body.size()) +
                                      " bytes is larger than the " + std::to_string(max_json_bytes_) +
                                      " bytes allowed (server.max_json_bytes)");
+    } else if (preflight && cors && (route != nullptr || mismatch)) {
+      resp = Preflight(req);
     } else if (route == nullptr) {
       resp = mismatch
                  ? HttpResponse::Error(405, "invalid_request_error", "method not allowed on " + req.path)

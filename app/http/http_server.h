@@ -100,6 +100,9 @@ struct HttpServerOptions {
   bool trust_proxy = false;  // believe X-Forwarded-Proto/-Host/-For (set behind a proxy that overwrites them)
   SecureCookies secure_cookies = SecureCookies::kAuto;  // when HttpRequest::cookie_secure is set
   ResponseHook on_response;                             // metrics and the request log; may be empty
+  // Origins whose pages may call the API (CORS): "https://app.example.com",
+  // or "*" for any; empty = no CORS headers at all, preflights unanswered.
+  std::vector<std::string> cors_origins;
 };
 
 class HttpServer {

@@ -75,6 +75,21 @@ Result<std::optional<bool>> OptionalBool(const Json& j, const char* field) {
   return std::optional<bool>(it->get<bool>());
 }
 
+Status RefuseUnknownFields(const Json& j, std::initializer_list<std::string_view> allowed,
+                           std::string_view where) {
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_null()) continue;
+    bool known = false;
+    for (std::string_view a : allowed) known = known || a == key;
+    if (!known) {
+      // Long names are cut: the message is for people, the field is the first unknown one.
+      const std::string name = key.size() > 64 ? key.substr(0, 64) + "..." : key;
+      return Status::InvalidArgument("field '" + name + "' is not supported on " + std::string(where));
+    }
+  }
+  return Status::Ok();
+}
+
 int HttpStatusFor(StatusCode code) {
   switch (code) {
     case StatusCode::kOk:

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/http/http_server.h"
@@ -26,6 +28,13 @@ Result<std::optional<std::string>> OptionalString(const Json& j, const char* fie
 Result<std::optional<int64_t>> OptionalInt(const Json& j, const char* field, int64_t lo, int64_t hi);
 Result<std::optional<double>> OptionalNumber(const Json& j, const char* field, double lo, double hi);
 Result<std::optional<bool>> OptionalBool(const Json& j, const char* field);
+
+// kInvalidArgument naming the first field of the object `j` that `allowed`
+// does not list ("field 'tools' is not supported on /v1/chat/completions"):
+// an option the server would not honour is refused, never ignored. A null
+// value counts as absent, as clients send null for options they leave unset.
+Status RefuseUnknownFields(const Json& j, std::initializer_list<std::string_view> allowed,
+                           std::string_view where);
 
 // The HTTP status and OpenAI-style error type for a Status code.
 int HttpStatusFor(StatusCode code);

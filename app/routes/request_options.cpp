@@ -81,6 +81,107 @@ Result<GenerationOptions> ReadGenerationOptions(const Json& body, const Generati
   return o;
 }
 
+namespace {
+
+// The fields each route honours; anything else is refused (RefuseUnknownFields).
+#define RAGD_SAMPLING_FIELDS                                                                                \
+  "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", \
+      "stream", "stream_options", "n", "presence_penalty", "frequency_penalty", "repeat_penalty",           \
+      "logit_bias", "logprobs", "user"
+
+Status ReadResponseFormat(const Json& body, std::string_view raw_body, GenerationOptions* o) {
+  auto it = body.find("response_format");
+  if (it == body.end() || it->is_null()) return Status::Ok();
+  if (!it->is_object()) return Status::InvalidArgument("field 'response_format' must be an object");
+  RAGD_TRY_ASSIGN(type, RequiredString(*it, "type", 32));
+  if (*type == "text") {
+    return RefuseUnknownFields(*it, {"type"}, "response_format of type \"text\"");
+  }
+  if (*type == "json_object") {
+    if (Status st = RefuseUnknownFields(*it, {"type"}, "response_format of type \"json_object\""); !st.ok())
+      return st;
+    o->grammar = inference::JsonGrammar::AnyObject();
+    return Status::Ok();
+  }
+  if (*type != "json_schema") {
+    return Status::InvalidArgument(
+        "field 'response_format.type' must be \"text\", \"json_object\" or \"json_schema\"");
+  }
+  if (Status st = RefuseUnknownFields(*it, {"type", "json_schema"}, "response_format"); !st.ok()) return st;
+  auto js = it->find("json_schema");
+  if (js == it->end() || !js->is_object())
+    return Status::InvalidArgument("field 'response_format.json_schema' must be an object");
+  if (Status st = RefuseUnknownFields(*js, {"name", "schema", "strict", "description"},
+                                      "response_format.json_schema");
+      !st.ok())
+    return st;
+  RAGD_TRY_ASSIGN(name, OptionalString(*js, "name", 64));
+  RAGD_TRY_ASSIGN(strict, OptionalBool(*js, "strict"));
+  RAGD_TRY_ASSIGN(description, OptionalString(*js, "description"));
+  auto schema = js->find("schema");
+  if (schema == js->end() || schema->is_null()) {
+    o->grammar = inference::JsonGrammar::AnyObject();  // OpenAI: no schema, any JSON object
+    return Status::Ok();
+  }
+  if (!schema->is_object() && !schema->is_boolean())
+    return Status::InvalidArgument("field 'response_format.json_schema.schema' must be an object");
+  // Properties are written in the schema's order, which `body` (keys sorted)
+  // has lost: the schema is read again from the text as sent.
+  const auto ordered = nlohmann::ordered_json::parse(raw_body, nullptr, /*allow_exceptions=*/false);
+  if (ordered.is_discarded()) return Status::InvalidArgument("request body is not valid JSON");
+  auto grammar =
+      inference::JsonGrammar::FromSchema(ordered["response_format"]["json_schema"]["schema"].dump());
+  if (!grammar.ok()) {
+    return Status::InvalidArgument("field 'response_format.json_schema.schema': " +
+                                   grammar.status().message() + "; see the supported subset in docs/api.md");
+  }
+  o->grammar = std::move(grammar).value();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<GenerationOptions> ReadChatOptions(const Json& body, std::string_view raw_body,
+                                          const GenerationOptions& defaults, int vocab_size) {
+  if (Status st =
+          RefuseUnknownFields(body, {RAGD_SAMPLING_FIELDS, "messages", "top_logprobs", "response_format"},
+                              "/v1/chat/completions");
+      !st.ok())
+    return st;
+  RAGD_TRY_ASSIGN(o, ReadGenerationOptions(body, defaults, vocab_size));
+  RAGD_TRY_ASSIGN(logprobs, OptionalBool(body, "logprobs"));
+  RAGD_TRY_ASSIGN(top, OptionalInt(body, "top_logprobs", 0, inference::kMaxTopLogprobs));
+  if (top->has_value() && !logprobs->value_or(false))
+    return Status::InvalidArgument("field 'top_logprobs' needs 'logprobs': true");
+  if (logprobs->value_or(false)) o->logprobs = static_cast<int>(top->value_or(0));
+  if (Status st = ReadResponseFormat(body, raw_body, &*o); !st.ok()) return st;
+  return o;
+}
+
+Result<GenerationOptions> ReadCompletionOptions(const Json& body, const GenerationOptions& defaults,
+                                                int vocab_size) {
+  if (Status st = RefuseUnknownFields(body, {RAGD_SAMPLING_FIELDS, "prompt"}, "/v1/completions"); !st.ok())
+    return st;
+  RAGD_TRY_ASSIGN(o, ReadGenerationOptions(body, defaults, vocab_size));
+  RAGD_TRY_ASSIGN(logprobs, OptionalInt(body, "logprobs", 0, inference::kMaxTopLogprobs));
+  if (logprobs->has_value()) o->logprobs = static_cast<int>(**logprobs);
+  return o;
+}
+
+#undef RAGD_SAMPLING_FIELDS
+
+Status CheckOptionsForModel(const ModelChoice& choice, const GenerationOptions& opts) {
+  const char* field = opts.grammar ? "response_format" : opts.logprobs >= 0 ? "logprobs" : nullptr;
+  if (field == nullptr) return Status::Ok();
+  if (choice.rag)
+    return Status::InvalidArgument(std::string("field '") + field + "' is not supported with model '" +
+                                   choice.requested + "' (answers from the corpus, with citations)");
+  if (choice.llm->scheduler == nullptr)
+    return Status::InvalidArgument(std::string("field '") + field + "' is not supported with model '" +
+                                   choice.requested + "' (generated by an upstream pool)");
+  return Status::Ok();
+}
+
 Result<std::vector<inference::ChatMessage>> ReadMessages(const Json& body) {
   auto it = body.find("messages");
   if (it == body.end() || !it->is_array() || it->empty())
@@ -137,6 +238,8 @@ GenerationPlan NewGenerationPlan(const ModelChoice& choice, std::shared_ptr<cons
   plan.request.sampling = opts.sampling;
   plan.request.max_tokens = opts.max_tokens;
   plan.request.stop = opts.stop;
+  plan.request.logprobs = opts.logprobs;
+  plan.request.grammar = opts.grammar;
   return plan;
 }
 

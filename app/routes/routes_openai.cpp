@@ -70,8 +70,9 @@ HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchan
   auto messages = ReadMessages(*body);
   if (!messages.ok()) return ErrorResponse(messages.status());
   const inference::Engine& engine = *choice->llm->engine;
-  auto opts = ReadGenerationOptions(*body, DefaultOptions(ctx), engine.tokenizer().vocab_size());
+  auto opts = ReadChatOptions(*body, req.body, DefaultOptions(ctx), engine.tokenizer().vocab_size());
   if (!opts.ok()) return ErrorResponse(opts.status());
+  if (Status st = CheckOptionsForModel(*choice, *opts); !st.ok()) return ErrorResponse(st);
 
   GenerationPlan plan = NewGenerationPlan(*choice, ChatWireFormat(), "/v1/chat/completions", *opts);
   std::vector<inference::ChatMessage> conversation = std::move(messages).value();
@@ -110,8 +111,9 @@ HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& 
     if (!s.ok()) return ErrorResponse(Status::InvalidArgument("field 'prompt' must be a string"));
     prompt_text = *s;
   }
-  auto opts = ReadGenerationOptions(*body, DefaultOptions(ctx), engine.tokenizer().vocab_size());
+  auto opts = ReadCompletionOptions(*body, DefaultOptions(ctx), engine.tokenizer().vocab_size());
   if (!opts.ok()) return ErrorResponse(opts.status());
+  if (Status st = CheckOptionsForModel(*choice, *opts); !st.ok()) return ErrorResponse(st);
   auto ids = engine.PlainPrompt(prompt_text);
   if (!ids.ok()) return ErrorResponse(ids.status());
   GenerationPlan plan = NewGenerationPlan(*choice, CompletionWireFormat(), "/v1/completions", *opts);
@@ -119,9 +121,78 @@ HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& 
   return RunGeneration(ctx, user, std::move(plan), ex);
 }
 
+// WordPiece ids (the embedding model's vocabulary, as a client that
+// tokenizes for the model sends them) back to text: pieces joined by spaces,
+// "##" continuations glued on, [CLS]/[SEP]/[PAD] dropped. Re-tokenizing the
+// text gives the same pieces for the uncased BERT vocabularies ragd loads.
+Result<std::string> DecodeWordPieces(const retrieval::WordPieceTokenizer& tok, const Json& ids) {
+  std::string text;
+  for (const Json& id : ids) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+        id.get<int64_t>() >= static_cast<int64_t>(tok.vocab_size()))
+      return Status::InvalidArgument("field 'input': token ids must be integers under " +
+                                     std::to_string(tok.vocab_size()) +
+                                     " (the embedding model's vocabulary)");
+    const auto i = static_cast<int32_t>(id.get<int64_t>());
+    if (i == tok.cls_id() || i == tok.sep_id() || i == tok.pad_id()) continue;
+    const std::string& piece = tok.TokenText(i);
+    if (piece.rfind("##", 0) == 0 && !text.empty()) {
+      text += piece.substr(2);
+    } else {
+      if (!text.empty()) text += ' ';
+      text += piece;
+    }
+  }
+  return text;
+}
+
+// "input": a string, an array of strings, an array of token ids, or an array
+// of arrays of token ids (OpenAI's four forms; ids are WordPiece ids).
+Result<std::vector<std::string>> ReadEmbeddingInputs(const AppContext& ctx, const Json& body) {
+  constexpr size_t kMaxInputs = 256;
+  auto in = body.find("input");
+  if (in == body.end() || in->is_null()) return Status::InvalidArgument("missing field 'input'");
+  if (in->is_string()) return std::vector<std::string>{in->get<std::string>()};
+  const Status shape = Status::InvalidArgument(
+      "field 'input' must be a string, an array of 1 to 256 strings, an array of token ids or an array of "
+      "1 to 256 arrays of token ids");
+  if (!in->is_array() || in->empty()) return shape;
+  const retrieval::WordPieceTokenizer& tok = ctx.embedder->tokenizer();
+  if ((*in)[0].is_number()) {
+    auto text = DecodeWordPieces(tok, *in);
+    if (!text.ok()) return text.status();
+    return std::vector<std::string>{std::move(text).value()};
+  }
+  if (in->size() > kMaxInputs) return shape;
+  std::vector<std::string> inputs;
+  for (const Json& s : *in) {
+    if (s.is_string()) {
+      inputs.push_back(s.get<std::string>());
+    } else if (s.is_array() && !s.empty()) {
+      auto text = DecodeWordPieces(tok, s);
+      if (!text.ok()) return text.status();
+      inputs.push_back(std::move(text).value());
+    } else {
+      return shape;
+    }
+  }
+  return inputs;
+}
+
 HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts::User& user) {
   auto body = ParseJsonObject(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
+  if (Status st = RefuseUnknownFields(*body, {"model", "input", "encoding_format", "dimensions", "user"},
+                                      "/v1/embeddings");
+      !st.ok())
+    return ErrorResponse(st);
+  auto dimensions = OptionalInt(*body, "dimensions", 1, 1 << 16);
+  if (!dimensions.ok()) return ErrorResponse(dimensions.status());
+  if (dimensions->has_value() && **dimensions != ctx.embedder->dimension()) {
+    return ErrorResponse(Status::InvalidArgument(
+        "field 'dimensions' must be " + std::to_string(ctx.embedder->dimension()) + " (the dimension of " +
+        ctx.embedding_id + "; ragd does not shorten embeddings)"));
+  }
   auto model = OptionalString(*body, "model", 256);
   if (!model.ok()) return ErrorResponse(model.status());
   if (model->has_value() && **model != ctx.embedding_id)
@@ -132,23 +203,9 @@ HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts:
   const std::string encoding = format->value_or("float");
   if (encoding != "float" && encoding != "base64")
     return ErrorResponse(Status::InvalidArgument("field 'encoding_format' must be \"float\" or \"base64\""));
-  std::vector<std::string> inputs;
-  auto in = body->find("input");
-  if (in == body->end() || in->is_null())
-    return ErrorResponse(Status::InvalidArgument("missing field 'input'"));
-  if (in->is_string()) {
-    inputs.push_back(in->get<std::string>());
-  } else if (in->is_array() && !in->empty() && in->size() <= 256) {
-    for (const Json& s : *in) {
-      if (!s.is_string())
-        return ErrorResponse(
-            Status::InvalidArgument("field 'input' must be a string or an array of strings"));
-      inputs.push_back(s.get<std::string>());
-    }
-  } else {
-    return ErrorResponse(
-        Status::InvalidArgument("field 'input' must be a string or an array of 1 to 256 strings"));
-  }
+  auto read = ReadEmbeddingInputs(ctx, *body);
+  if (!read.ok()) return ErrorResponse(read.status());
+  const std::vector<std::string> inputs = std::move(read).value();
   int64_t tokens = 0;
   const int64_t n_ctx = static_cast<int64_t>(ctx.embedder->max_tokens());
   for (const std::string& s : inputs) {

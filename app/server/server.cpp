@@ -102,6 +102,7 @@ Status RagServer::Start() {
 
   HttpServerOptions opts;
   opts.trust_proxy = c.server.trust_proxy;
+  opts.cors_origins = c.server.cors_origins;
   opts.secure_cookies = c.server.secure_cookies == "always"  ? SecureCookies::kAlways
                         : c.server.secure_cookies == "never" ? SecureCookies::kNever
                                                              : SecureCookies::kAuto;

@@ -131,11 +131,32 @@ struct RunState {
     RecordRequest(*ctx, r);
   }
 
-  // Text ready for the client: kept in the reply and streamed. Under mu.
+  // Text ready for the client: kept in the reply and streamed (with the
+  // log-probabilities of the tokens since the last delta). Under mu.
   void Emit(std::string_view text) {
     reply.text += text;
-    if (plan.stream && !text.empty()) SendEvent(plan.format->StreamDelta(reply, std::string(text)));
+    if (plan.stream && (!text.empty() || !reply.delta_tokens.empty()))
+      SendEvent(plan.format->StreamDelta(reply, std::string(text)));
+    reply.delta_tokens.clear();
   }
+
+  // A sampled token's log-probabilities, for the wire format (logprobs
+  // requested); end-of-generation tokens are not part of the answer.
+  void AddLogprobs(const inference::SchedulerEvent& ev) {
+    const inference::Tokenizer& tok = plan.llm->engine->tokenizer();
+    if (tok.IsEndOfGeneration(ev.id)) return;
+    const auto text_of = [&tok](inference::TokenId id) {
+      auto t = tok.IsControl(id) ? tok.TokenPiece(id) : tok.TokenBytes(id);
+      return t.ok() ? *t : std::string();
+    };
+    ReplyToken t{text_of(ev.id), ev.logprob, logprob_offset, {}};
+    for (const inference::TokenLogprob& alt : ev.top_logprobs)
+      t.top.push_back({text_of(alt.id), alt.logprob});
+    logprob_offset += t.text.size();
+    reply.tokens.push_back(t);
+    reply.delta_tokens.push_back(std::move(t));
+  }
+  size_t logprob_offset = 0;  // bytes of the tokens so far
 
   // The end of a generation, after the attribution has finished. Under mu.
   void Complete(const inference::SchedulerEvent& ev, Clock::time_point now) {
@@ -210,6 +231,7 @@ struct RunState {
         if (plan.rag && generated.empty())
           delta.remove_prefix(std::min(delta.find_first_not_of(" \n"), delta.size()));
         generated += delta;
+        if (reply.logprobs) AddLogprobs(ev);
         if (!Attributed()) {
           Emit(delta);
         } else if (!delta.empty()) {
@@ -333,6 +355,7 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
   state->reply.rag = plan.rag;
   if (plan.rag) state->reply.answer_model = plan.llm->id;
   state->reply.include_usage = plan.include_usage;
+  state->reply.logprobs = plan.request.logprobs >= 0;
   state->start = Clock::now();
   state->plan = std::move(plan);
   state->reply.sources = &state->plan.sources;

@@ -15,6 +15,16 @@
 
 namespace ragd::app {
 
+// One generated token with its log-probability (logprobs requested): its
+// text (the raw bytes; a control token's piece), its byte offset in the
+// generated text, and the most likely alternatives, best first.
+struct ReplyToken {
+  std::string text;
+  float logprob = 0;
+  size_t offset = 0;
+  std::vector<std::pair<std::string, float>> top;
+};
+
 // What a wire format may say about one generation.
 struct Reply {
   std::string id;                                // "chatcmpl-…", "cmpl-…", "ask-…"
@@ -29,6 +39,9 @@ struct Reply {
   // "citations": [{"n", "support"}], "factual", "supported"}]} (byte spans of
   // `text`); null when the answer was not attributed.
   Json attribution;
+  bool logprobs = false;                 // the client asked for log-probabilities
+  std::vector<ReplyToken> tokens;        // every token so far, when logprobs
+  std::vector<ReplyToken> delta_tokens;  // the tokens of the delta being streamed, when logprobs
   // Fields the caller adds to the final event or body (GenerationPlan::
   // on_finished: the stored conversation turn); null when none.
   Json extra;

@@ -20,6 +20,42 @@ std::vector<Json> StreamEndWithUsage(const Reply& r, const ReplyEnd& end, Json l
   return {last, usage};
 }
 
+// OpenAI writes impossible tokens' log-probabilities as -9999 (JSON has no -inf).
+double Finite(float logprob) { return logprob > -9999.0f ? logprob : -9999.0; }
+
+Json Bytes(const std::string& text) {
+  Json bytes = Json::array();
+  for (unsigned char c : text) bytes.push_back(c);
+  return bytes;
+}
+
+// Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}], "refusal": null}.
+Json ChatLogprobs(const std::vector<ReplyToken>& tokens) {
+  Json content = Json::array();
+  for (const ReplyToken& t : tokens) {
+    Json top = Json::array();
+    for (const auto& [text, logprob] : t.top)
+      top.push_back({{"token", text}, {"logprob", Finite(logprob)}, {"bytes", Bytes(text)}});
+    content.push_back(
+        {{"token", t.text}, {"logprob", Finite(t.logprob)}, {"bytes", Bytes(t.text)}, {"top_logprobs", top}});
+  }
+  return {{"content", content}, {"refusal", nullptr}};
+}
+
+// Completions (the legacy shape): parallel arrays, offsets in bytes of the text.
+Json CompletionLogprobs(const std::vector<ReplyToken>& tokens) {
+  Json text = Json::array(), logprobs = Json::array(), top = Json::array(), offsets = Json::array();
+  for (const ReplyToken& t : tokens) {
+    text.push_back(t.text);
+    logprobs.push_back(Finite(t.logprob));
+    Json alternatives = Json::object();
+    for (const auto& [alt, logprob] : t.top) alternatives[alt] = Finite(logprob);
+    top.push_back(alternatives);
+    offsets.push_back(t.offset);
+  }
+  return {{"tokens", text}, {"token_logprobs", logprobs}, {"top_logprobs", top}, {"text_offset", offsets}};
+}
+
 constexpr const char* kChunk = "chat.completion.chunk";
 constexpr const char* kText = "text_completion";
 
@@ -37,8 +73,9 @@ class ChatFormat final : public WireFormat {
 
   Json StreamDelta(const Reply& r, const std::string& delta) const override {
     Json chunk = Envelope(r, kChunk);
-    chunk["choices"] =
-        Json::array({{{"index", 0}, {"delta", {{"content", delta}}}, {"finish_reason", nullptr}}});
+    Json choice = {{"index", 0}, {"delta", {{"content", delta}}}, {"finish_reason", nullptr}};
+    if (r.logprobs) choice["logprobs"] = ChatLogprobs(r.delta_tokens);
+    chunk["choices"] = Json::array({choice});
     return chunk;
   }
 
@@ -59,8 +96,10 @@ class ChatFormat final : public WireFormat {
     Json message = {{"role", "assistant"}, {"content", r.text}};
     if (r.rag) message["citations"] = CitedSourcesJson(r);
     Json body = Envelope(r, "chat.completion");
-    body["choices"] = Json::array(
-        {{{"index", 0}, {"message", message}, {"finish_reason", end.finish_reason}, {"logprobs", nullptr}}});
+    Json choice = {
+        {"index", 0}, {"message", message}, {"finish_reason", end.finish_reason}, {"logprobs", nullptr}};
+    if (r.logprobs) choice["logprobs"] = ChatLogprobs(r.tokens);
+    body["choices"] = Json::array({choice});
     body["usage"] = end.usage;
     body["timings"] = end.timings;
     if (r.rag) {
@@ -83,7 +122,9 @@ class CompletionFormat final : public WireFormat {
 
   Json StreamDelta(const Reply& r, const std::string& delta) const override {
     Json chunk = Envelope(r, kText);
-    chunk["choices"] = Json::array({TextChoice(delta, nullptr)});
+    Json choice = TextChoice(delta, nullptr);
+    if (r.logprobs) choice["logprobs"] = CompletionLogprobs(r.delta_tokens);
+    chunk["choices"] = Json::array({choice});
     return chunk;
   }
 
@@ -97,7 +138,9 @@ class CompletionFormat final : public WireFormat {
 
   Json Body(const Reply& r, const ReplyEnd& end) const override {
     Json body = Envelope(r, kText);
-    body["choices"] = Json::array({TextChoice(r.text, end.finish_reason)});
+    Json choice = TextChoice(r.text, end.finish_reason);
+    if (r.logprobs) choice["logprobs"] = CompletionLogprobs(r.tokens);
+    body["choices"] = Json::array({choice});
     body["usage"] = end.usage;
     body["timings"] = end.timings;
     return body;

@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
     vocab.Accept(&m, id);
   }
   const double n = static_cast<double>(ids->size());
-  std::printf("vocabulary: %d tokens, index built in %.0f ms; answer: %zu tokens; %u cores\n", vocab.vocab_size(),
-              build_ms, ids->size(), std::thread::hardware_concurrency());
+  std::printf("vocabulary: %d tokens, index built in %.0f ms; answer: %zu tokens; %u cores\n",
+              vocab.vocab_size(), build_ms, ids->size(), std::thread::hardware_concurrency());
   std::printf("check of the drawn token: mean %.2f us, worst %.2f us per token\n", check_sum / n, check_max);
   std::printf("full vocabulary mask:     mean %.0f us, worst %.0f us per token\n", mask_sum / n, mask_max);
   return m.CanEnd() ? 0 : 1;
