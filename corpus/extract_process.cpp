@@ -12,11 +12,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
-
-extern char** environ;
 
 namespace ragd::corpus {
 namespace {
@@ -157,14 +156,16 @@ class Child {
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    // One thread for any math library the worker binary links: the child only parses.
+    // A bare environment: the server's may hold secrets (the admin password,
+    // the log key), which a parser taken over by a document must not read.
+    // One thread for any math library the worker binary links, since the
+    // child only parses; the kernel choice and sanitizer settings pass on.
     std::vector<std::string> env_strings = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"};
+    for (const char* name : {"OPENBLAS_CORETYPE", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+      if (const char* value = std::getenv(name)) env_strings.push_back(std::string(name) + "=" + value);
+    }
     std::vector<char*> env;
     for (std::string& e : env_strings) env.push_back(e.data());
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-      if (std::strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) != 0 && std::strncmp(*e, "OMP_NUM_THREADS=", 16) != 0)
-        env.push_back(*e);
-    }
     env.push_back(nullptr);
     const int rc = ::posix_spawn(&pid_, args[0], &actions, &attr, args.data(), env.data());
     posix_spawn_file_actions_destroy(&actions);

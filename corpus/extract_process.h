@@ -12,8 +12,10 @@
 //   output        extracted text above max_output_bytes is refused
 //   files         RLIMIT_FSIZE 0 (no file is written), RLIMIT_NOFILE small,
 //                 RLIMIT_NPROC 0 for unprivileged users, RLIMIT_CORE 0; the child inherits
-//                 no descriptor but its one socket (closefrom), and dies with
-//                 the thread that started it (PR_SET_PDEATHSIG).
+//                 no descriptor but its one socket (closefrom), no environment
+//                 variable but a few harmless ones (the server's may hold
+//                 secrets), and dies with the thread that started it
+//                 (PR_SET_PDEATHSIG).
 // The child is started with posix_spawn (vfork semantics: no copy of the
 // parent's page tables, which hold the mapped models) and is a program of
 // the caller's choosing that calls ExtractWorkerMain (`ragd extract-worker`

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -133,6 +134,14 @@ TEST(ExtractContained, ChildrenRunSideBySide) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(good.load(), 4);
   ExpectNoChildren();
+}
+
+TEST(ExtractContained, ChildGetsNoEnvironment) {
+  ::setenv("RAGD_TEST_SECRET", "s3cret", 1);
+  auto doc = ExtractContained("x", "env.txt", "", {}, Contained());
+  ::unsetenv("RAGD_TEST_SECRET");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_EQ(doc->text, "(unset)");
 }
 
 TEST(ExtractContained, MissingWorkerIsAnError) {

@@ -3,10 +3,12 @@
 // ExtractContained is met for certain.
 //   spin.*    loops on the CPU          sleep.*   blocks without using CPU
 //   grab.*    allocates without end     crash.*   dies on SIGSEGV
-//   flood.*   returns 8 MiB of text     other     corpus::Extract
+//   flood.*   returns 8 MiB of text     env.*     returns $RAGD_TEST_SECRET
+//   other     corpus::Extract
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -35,6 +37,10 @@ Result<ExtractedDocument> Misbehave(std::string_view bytes, std::string_view fil
     }
   }
   if (file_name.starts_with("crash.")) ::raise(SIGSEGV);
+  if (file_name.starts_with("env.")) {
+    const char* secret = std::getenv("RAGD_TEST_SECRET");
+    return ExtractedDocument{secret != nullptr ? secret : "(unset)", "t", "text/plain"};
+  }
   if (file_name.starts_with("flood.")) return ExtractedDocument{std::string(8 << 20, 'x'), "t", "text/plain"};
   return ragd::corpus::Extract(bytes, file_name, media_type, options);
 }
