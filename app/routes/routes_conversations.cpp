@@ -159,9 +159,11 @@ Status ApplyChatFields(AppContext& ctx, const accounts::User& user, const Json& 
   q->history = std::move(history).value();
 
   accounts::ConversationStore* store = &ctx.accounts->conversations();
-  plan->on_finished = [store, user_id = user.id, id, from, question = q->question](
-                          const Reply& reply, const std::string& finish) -> Json {
-    const std::string details = DumpJson(AnswerDetails(reply, finish));
+  plan->on_finished = [store, user_id = user.id, id, from, question = q->question,
+                       documents = q->only_documents](const Reply& reply, const std::string& finish) -> Json {
+    Json answer = AnswerDetails(reply, finish);
+    if (!documents.empty()) answer["documents"] = documents;
+    const std::string details = DumpJson(answer);
     auto turn = store->AppendTurn(user_id, id, {question, reply.text, details}, from);
     if (!turn.ok()) return {{"conversation_id", id}, {"conversation_error", turn.status().message()}};
     return {{"conversation_id", id}, {"question_id", turn->question_id}, {"message_id", turn->answer_id}};

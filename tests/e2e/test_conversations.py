@@ -224,6 +224,9 @@ def test_documents_restrict_retrieval(server, users):
     # Asked about ports, answered from the users-and-quotas guide only.
     only = retrieved(server, users["alice"], {"question": FIRST, "documents": [chosen["id"]]})
     assert only and all(c["document_id"] == chosen["id"] for c in only), only
+    cid = new_conversation(server, users["alice"])
+    ask(server, users["alice"], {"question": FIRST, "documents": [chosen["id"]], "conversation_id": cid})
+    assert messages_of(server, users["alice"], cid)[1]["documents"] == [chosen["id"]]
     everything = retrieved(server, users["alice"], {"question": FIRST})
     assert any(c["document_id"] != chosen["id"] for c in everything), everything
 

@@ -439,7 +439,7 @@
     var cited = (a.cited || []).map(function (n) { return turn.citations[n]; }).filter(Boolean);
     turn.setState(a.finish_reason === "cancelled" ? "stopped" : "done");
     turn.showSources(cited);
-    turn.finish(null, a.finish_reason, null);
+    turn.finish(null, a.finish_reason, a.documents);
     if (a.grounded === false) turn.showUngrounded();
     turn.markUnsupported(a.sentences);
     turn.showActions(a.feedback);
