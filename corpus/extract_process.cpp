@@ -17,6 +17,8 @@
 #include <fstream>
 #include <new>
 
+#include "corpus/syscall_filter.h"
+
 namespace ragd::corpus {
 namespace {
 
@@ -296,6 +298,7 @@ int ExtractWorkerMain(int in_fd, int out_fd, ExtractFunction extract) {
   h.U64(&max_output);
   h.U64(&body_length);
   ApplyLimits(cpu, memory);
+  internal::DenyDangerousSyscalls();
   try {
     std::string body(body_length, '\0');
     if (!ReadFull(in_fd, body.data(), body.size())) return 2;

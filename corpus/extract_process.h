@@ -16,11 +16,15 @@
 //                 variable but a few harmless ones (the server's may hold
 //                 secrets), and dies with the thread that started it
 //                 (PR_SET_PDEATHSIG).
+//   system calls  a seccomp filter (syscall_filter.h): no program started,
+//                 no process forked, no socket, no file opened for writing
+//                 or changed, no signal to another process.
 // The child is started with posix_spawn (vfork semantics: no copy of the
 // parent's page tables, which hold the mapped models) and is a program of
 // the caller's choosing that calls ExtractWorkerMain (`ragd extract-worker`
-// in the server). Setting the limits is the first thing it does after reading
-// the fixed-size request header, before a byte of the document is read.
+// in the server). Setting the limits and the filter is the first thing it
+// does after reading the fixed-size request header, before a byte of the
+// document is read.
 //
 // Wire format, over one Unix stream socket that is the child's stdin and
 // stdout (integers are host-order, both ends being one binary on one machine):

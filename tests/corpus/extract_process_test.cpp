@@ -144,6 +144,18 @@ TEST(ExtractContained, ChildGetsNoEnvironment) {
   EXPECT_EQ(doc->text, "(unset)");
 }
 
+TEST(ExtractContained, ChildCannotRunWriteConnectOrFork) {
+  auto doc = ExtractContained("x", "escape.txt", "", {}, Contained());
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_EQ(doc->text,
+            "exec: Operation not permitted\n"
+            "create: Operation not permitted\n"
+            "socket: Operation not permitted\n"
+            "fork: Operation not permitted\n"
+            "read: done\n");
+  ExpectNoChildren();
+}
+
 TEST(ExtractContained, MissingWorkerIsAnError) {
   ContainmentOptions c = Contained();
   c.worker_command = {"/nonexistent/extract-worker"};
