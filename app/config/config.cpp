@@ -57,6 +57,11 @@ Status SetFromJson(Config& config, const ConfigField& field, const json& v) {
     if (!v.is_array()) return bad;
     (*list)->clear();
     for (const json& item : v) {
+      // An object is kept as its JSON text (a models.llm pool, llm_entry.h).
+      if (item.is_object()) {
+        (*list)->push_back(item.dump());
+        continue;
+      }
       if (!item.is_string()) return bad;
       (*list)->push_back(item.get<std::string>());
     }
@@ -144,6 +149,7 @@ Status Validate(const Config& c) {
   if (c.data_dir.empty()) return Status::InvalidArgument("config key 'data_dir' must not be empty");
   if (c.models.llm.empty())
     return Status::InvalidArgument("config key 'models.llm' must name at least one model");
+  if (auto entries = c.LlmEntries(); !entries.ok()) return entries.status();
   for (const std::string& t : c.models.chat_templates) {
     if (t.find('=') == std::string::npos || t.front() == '=')
       return Status::InvalidArgument("config key 'models.chat_templates': \"" + t +
@@ -162,12 +168,24 @@ Status Validate(const Config& c) {
 
 }  // namespace
 
-std::vector<std::string> Config::LlmPaths() const {
-  std::vector<std::string> out;
-  for (const std::string& f : models.llm) out.push_back(Resolve(*this, f));
+Result<std::vector<LlmEntry>> Config::LlmEntries() const {
+  std::vector<LlmEntry> out;
+  for (const std::string& f : models.llm) {
+    auto e = ParseLlmEntry(f, [this](const std::string& path) { return Resolve(*this, path); });
+    if (!e.ok()) return e.status();
+    out.push_back(std::move(e).value());
+  }
   return out;
 }
-std::string Config::LlmPath() const { return models.llm.empty() ? "" : Resolve(*this, models.llm.front()); }
+std::vector<std::string> Config::LlmPaths() const {
+  std::vector<std::string> out;
+  for (const std::string& f : models.llm) {
+    auto e = ParseLlmEntry(f, [this](const std::string& path) { return Resolve(*this, path); });
+    out.push_back(e.ok() ? e->path : Resolve(*this, f));
+  }
+  return out;
+}
+std::string Config::LlmPath() const { return models.llm.empty() ? "" : LlmPaths().front(); }
 std::string Config::EmbeddingPath() const { return Resolve(*this, models.embedding); }
 
 std::string ConfigField::EnvName() const {
@@ -197,7 +215,9 @@ const std::vector<ConfigField>& ConfigFields() {
                  server.cors_origins),
       RAGD_FIELD("models.dir", "model folder; empty = $RAGD_MODELS or ~/.cache/ragd/models", models.dir),
       RAGD_FIELD("models.llm",
-                 "GGUF language models, relative to models.dir; the first answers RAG questions", models.llm),
+                 "GGUF language models, relative to models.dir, or upstream pools (JSON objects); the first "
+                 "answers RAG questions",
+                 models.llm),
       RAGD_FIELD("models.chat_templates", "chat template overrides, \"<model id>=<template>\"",
                  models.chat_templates),
       RAGD_FIELD("models.embedding", "embedding model folder, relative to models.dir", models.embedding),
@@ -276,8 +296,12 @@ Status SetConfigValue(Config& config, const std::string& key, const std::string&
   if (auto* list = std::get_if<std::vector<std::string>*>(&t)) {
     (*list)->clear();
     for (size_t begin = 0; begin <= value.size();) {
-      size_t end = value.find(',', begin);
-      if (end == std::string::npos) end = value.size();
+      size_t end = begin;
+      // Commas inside a JSON object (a models.llm pool) do not split.
+      for (int depth = 0; end < value.size() && (depth > 0 || value[end] != ','); ++end) {
+        if (value[end] == '{' || value[end] == '[') ++depth;
+        if (value[end] == '}' || value[end] == ']') --depth;
+      }
       std::string item(Trim(std::string_view(value).substr(begin, end - begin)));
       if (!item.empty()) (*list)->push_back(std::move(item));
       begin = end + 1;

@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "app/config/llm_entry.h"
 #include "common/status.h"
 
 namespace ragd::app {
@@ -46,6 +47,7 @@ struct ModelsConfig {
   std::string dir;  // model folder; "" = $RAGD_MODELS or ~/.cache/ragd/models
   // GGUF language models, relative to dir unless absolute; each is served
   // under its file name without ".gguf"; the first answers RAG questions.
+  // An item may instead be a pool of upstream servers (llm_entry.h).
   std::vector<std::string> llm = {"qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
                                   "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"};
   // "<model id>=<template>" overrides of the chat template a file names
@@ -120,7 +122,9 @@ struct Config {
   AuthConfig auth;
   LogConfig log;
 
-  // Resolved paths of the model files (models.dir applied); LlmPath() is the first LLM's.
+  // models.llm parsed, paths resolved (models.dir applied).
+  Result<std::vector<LlmEntry>> LlmEntries() const;
+  // Resolved paths of the model files (a pool: its tokenizer file); LlmPath() is the first LLM's.
   std::vector<std::string> LlmPaths() const;
   std::string LlmPath() const;
   std::string EmbeddingPath() const;

@@ -30,7 +30,17 @@ void RegisterHealthRoutes(HttpServer& http, AppContext& ctx) {
   http.Route("GET", "/healthz",
              [](const HttpRequest&, HttpExchange&) { return HttpResponse::Json(200, R"({"status":"ok"})"); });
   http.Route("GET", "/readyz", [&ctx](const HttpRequest&, HttpExchange&) {
-    if (ctx.ready) return HttpResponse::Json(200, R"({"status":"ok"})");
+    if (ctx.ready) {
+      // A model whose upstream pool has no reachable endpoint cannot answer.
+      for (const auto& llm : ctx.llms) {
+        if (Status st = llm->generator->Health(); !st.ok()) {
+          HttpResponse r = HttpResponse::Error(503, "unavailable_error", st.message());
+          r.headers.push_back({"Retry-After", "5"});
+          return r;
+        }
+      }
+      return HttpResponse::Json(200, R"({"status":"ok"})");
+    }
     HttpResponse r =
         ctx.load_failed
             ? HttpResponse::Error(503, "unavailable_error", "the models failed to load: " + ctx.load_error)

@@ -103,9 +103,18 @@ HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& 
   }
   const inference::Engine& engine = *choice->llm->engine;
   std::string prompt_text;
+  std::vector<inference::TokenId> prompt_ids;  // the prompt given as token ids (a gateway in front does)
   auto p = body->find("prompt");
   if (p != body->end() && p->is_array() && p->size() == 1 && (*p)[0].is_string()) {
     prompt_text = (*p)[0].get<std::string>();
+  } else if (p != body->end() && p->is_array() && !p->empty() && (*p)[0].is_number()) {
+    for (const Json& id : *p) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+          id.get<int64_t>() >= engine.tokenizer().vocab_size())
+        return ErrorResponse(Status::InvalidArgument("field 'prompt': token ids must be integers under " +
+                                                     std::to_string(engine.tokenizer().vocab_size())));
+      prompt_ids.push_back(id.get<inference::TokenId>());
+    }
   } else {
     auto s = RequiredString(*body, "prompt");
     if (!s.ok()) return ErrorResponse(Status::InvalidArgument("field 'prompt' must be a string"));
@@ -114,7 +123,8 @@ HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& 
   auto opts = ReadCompletionOptions(*body, DefaultOptions(ctx), engine.tokenizer().vocab_size());
   if (!opts.ok()) return ErrorResponse(opts.status());
   if (Status st = CheckOptionsForModel(*choice, *opts); !st.ok()) return ErrorResponse(st);
-  auto ids = engine.PlainPrompt(prompt_text);
+  auto ids = prompt_ids.empty() ? engine.PlainPrompt(prompt_text)
+                                : Result<std::vector<inference::TokenId>>(prompt_ids);
   if (!ids.ok()) return ErrorResponse(ids.status());
   GenerationPlan plan = NewGenerationPlan(*choice, CompletionWireFormat(), "/v1/completions", *opts);
   plan.request.prompt = std::move(ids).value();

@@ -141,7 +141,10 @@ Status RagServer::Start() {
     std::vector<MetricSample> g;
     g.push_back({"ragd_ready", ctx_.ready ? 1.0 : 0.0, "1 once the models are loaded.", false});
     if (!ctx_.ready) return g;
-    for (const auto& llm : ctx_.llms) AppendSchedulerGauges(llm->id, llm->scheduler->gauges(), &g);
+    for (const auto& llm : ctx_.llms) {
+      if (llm->scheduler) AppendSchedulerGauges(llm->id, llm->scheduler->gauges(), &g);
+      AppendUpstreamGauges(*llm, &g);
+    }
     return g;
   });
   RAGD_RETURN_IF_ERROR(http_->Start());
@@ -152,7 +155,11 @@ Status RagServer::Start() {
 void RagServer::Stop() {
   if (http_) http_->Shutdown();
   if (loader_.joinable()) loader_.join();
-  for (auto& llm : ctx_.llms) llm->scheduler.reset();  // cancels running generations
+  for (auto& llm : ctx_.llms) {  // cancels running generations
+    llm->pool = nullptr;
+    llm->generator.reset();
+    llm->scheduler.reset();
+  }
   ctx_.attribution.reset();                            // finishes the answers' last sentences
   ctx_.ingest_jobs.reset();                            // finishes the upload in progress
   ctx_.password_pool.reset();                          // finishes the sign-ins accepted
@@ -196,12 +203,10 @@ Status RagServer::LoadModelsOrFail() {
 
   std::string names;
   for (LoadedLlm& loaded : models->llms) {
-    auto llm = std::make_unique<LanguageModel>();
-    llm->id = loaded.id;
-    llm->engine = std::move(loaded.engine);
-    llm->scheduler = std::make_unique<inference::Scheduler>(*llm->engine, SchedulerOptionsFor(c));
-    names += (names.empty() ? "" : ", ") + llm->id;
-    ctx_.llms.push_back(std::move(llm));
+    auto llm = StartLanguageModel(c, std::move(loaded));
+    if (!llm.ok()) return llm.status();
+    names += (names.empty() ? "" : ", ") + (*llm)->id;
+    ctx_.llms.push_back(std::move(llm).value());
   }
   ctx_.ingest_jobs =
       std::make_unique<IngestJobs>(ctx_.retriever.get(), static_cast<size_t>(c.retrieval.ingest_queue));

@@ -17,19 +17,26 @@
 #include "app/ops/metrics.h"
 #include "app/ops/request_log.h"
 #include "app/services/ingest_jobs.h"
+#include "app/upstream/pool.h"
 #include "inference/engine.h"
+#include "inference/generator.h"
 #include "inference/scheduler.h"
 #include "retrieval/embedder.h"
 #include "retrieval/retriever.h"
 
 namespace ragd::app {
 
-// One language model the server answers with: its engine and its own
-// batching loop (models run side by side, each batching its own requests).
+// One language model the server answers with: its engine (the tokenizer,
+// chat template and context prompts are built with) and what generates:
+// its own batching loop (models run side by side, each batching its own
+// requests) or a pool of upstream servers. Requests go to `generator` and
+// do not know which.
 struct LanguageModel {
-  std::string id;  // served under this name: the file name without .gguf
-  std::unique_ptr<inference::Engine> engine;
-  std::unique_ptr<inference::Scheduler> scheduler;
+  std::string id;  // served under this name: the file name without .gguf, or the pool's id
+  std::unique_ptr<inference::Engine> engine;        // a pool's: vocabulary only
+  std::unique_ptr<inference::Scheduler> scheduler;  // a local model's batching loop; null for a pool
+  std::unique_ptr<inference::Generator> generator;  // answers: over `scheduler`, or the pool
+  upstream::Pool* pool = nullptr;                   // the pool `generator` is, for its metrics; else null
 };
 
 struct AppContext {

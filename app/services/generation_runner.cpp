@@ -364,7 +364,7 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
   std::unique_lock<std::mutex> lock(state->mu);
   // The sources are embedded for the attribution while the prompt is computed.
   if (state->Attributed()) ctx.attribution->Post([state] { state->PrepareAttribution(); });
-  auto ticket = state->plan.llm->scheduler->Submit(
+  auto ticket = state->plan.llm->generator->Submit(
       state->plan.request,
       [state](const inference::SchedulerEvent& ev) { return state->OnEvent(state, ev); });
   if (!ticket.ok()) {

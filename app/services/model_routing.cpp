@@ -17,7 +17,10 @@ Result<ModelChoice> ChooseModel(AppContext& ctx, const std::optional<std::string
     c.llm = &DefaultLlm(ctx);
     c.rag = true;
     const int64_t bound = ctx.config.rag.fallback_waiting;
-    if (bound > 0 && static_cast<int64_t>(c.llm->scheduler->gauges().waiting) >= bound) c.llm = &FastLlm(ctx);
+    // The fast model also answers while every endpoint of the answer model's pool is unreachable.
+    if ((bound > 0 && static_cast<int64_t>(c.llm->generator->waiting()) >= bound) ||
+        !c.llm->generator->Health().ok())
+      c.llm = &FastLlm(ctx);
   } else {
     c.llm = FindLlm(ctx, c.requested);
     if (c.llm == nullptr)

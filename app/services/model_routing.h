@@ -4,12 +4,17 @@
 //                    the first of models.llm; when that model already has
 //                    rag.fallback_waiting requests waiting for a slot, the fast
 //                    model answers instead, so the first token is not held up
-//                    behind them (the cheapest model that meets the bar);
+//                    behind them (the cheapest model that meets the bar); so
+//                    it does while the answer model is an upstream pool none
+//                    of whose endpoints is reachable;
 //   "ragd-rag-fast"  answers from the corpus with the fast model
 //                    (rag.fast_model, else the second of models.llm).
 // /v1/ask is "ragd-rag".
 //
-// Thread-safety: reads the context's models and their schedulers' gauges;
+// Local models and upstream pools are chosen alike: through their
+// Generator's waiting() and Health() (inference/generator.h).
+//
+// Thread-safety: reads the context's models and their generators' gauges;
 // any request thread once the models are loaded.
 #pragma once
 

@@ -31,8 +31,8 @@ def free_port():
 
 
 class Server:
-    def __init__(self, data_dir, extra_args=(), env=None, ingest=None):
-        self.port = free_port()
+    def __init__(self, data_dir, extra_args=(), env=None, ingest=None, port=None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
         args = [RAGD, "serve", "--port", str(self.port), "--data", data_dir, *extra_args]
