@@ -102,6 +102,8 @@ class JsonMatcher {
   }
   // Whether the text so far is a whole value (generation may end here).
   bool CanEnd() const;
+  // Inside a string, between characters: any plain text may follow.
+  bool InStringText() const;
 
  private:
   struct Frame {
@@ -156,15 +158,26 @@ class GrammarVocabulary {
     uint8_t byte;
     uint32_t child;
   };
-  uint32_t Build(uint32_t lo, uint32_t hi, size_t depth);
-  void Walk(uint32_t node, size_t depth, std::vector<JsonMatcher>& states,
+  // A byte trie over the ids in `sorted` (sorted by text by BuildTrie).
+  struct Trie {
+    std::vector<TokenId> sorted;
+    std::vector<TrieNode> nodes;
+    std::vector<Edge> edges;
+  };
+  void BuildTrie(Trie* trie);
+  uint32_t Build(Trie* trie, uint32_t lo, uint32_t hi, size_t depth);
+  void Walk(const Trie& trie, uint32_t node, size_t depth, std::vector<JsonMatcher>& states,
             std::vector<uint8_t>* allowed) const;
 
   std::vector<std::string> texts_;  // by id; "" for control tokens
   std::vector<uint8_t> end_of_generation_;
-  std::vector<TokenId> sorted_;  // ids with text, by text
-  std::vector<TrieNode> trie_;
-  std::vector<Edge> edges_;
+  // Tokens whose text can continue any string between characters (printable,
+  // no quote or backslash, whole UTF-8 characters): inside a string they are
+  // allowed without a walk, which then covers only the other tokens. Most
+  // of a vocabulary is such text, so this keeps in-string masks cheap.
+  std::vector<uint8_t> plain_text_;
+  Trie all_;    // every token with text
+  Trie other_;  // those that are not plain text
   size_t longest_ = 0;
 };
 

@@ -159,6 +159,10 @@ bool JsonMatcher::CanEnd() const {
   return (f.phase == kNum && NumberAccepting(f)) || (f.phase == kLit && LiteralComplete(f));
 }
 
+bool JsonMatcher::InStringText() const {
+  return depth_ > 0 && frames_[depth_ - 1].phase == kStrBody && frames_[depth_ - 1].aux == 0;
+}
+
 bool JsonMatcher::Start(Frame& f, uint8_t c) {
   const JsonGrammar::Node& n = nodes_[f.node];
   switch (n.kind) {
