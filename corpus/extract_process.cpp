@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <new>
 
@@ -88,6 +89,11 @@ bool WriteFull(int fd, std::string_view data) {
 
 std::string Mib(int64_t bytes) {
   return bytes % (1 << 20) == 0 ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes) + " bytes";
+}
+
+Status OutOfMemory(int64_t limit) {
+  return Status::ResourceExhausted("extraction stopped: the document needed more memory than the limit of " +
+                                   Mib(limit));
 }
 
 Status OutputTooLarge(int64_t limit) {
@@ -204,9 +210,11 @@ class Child {
   }
   int status() const { return status_; }
   double cpu_seconds() const { return cpu_seconds_; }
+  int64_t peak_resident_bytes() const { return peak_resident_bytes_; }
 
  private:
   void Reaped(const rusage& ru) {
+    peak_resident_bytes_ = static_cast<int64_t>(ru.ru_maxrss) * 1024;
     cpu_seconds_ = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                    static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
     pid_ = 0;
@@ -215,6 +223,7 @@ class Child {
   pid_t pid_ = 0;
   int status_ = 0;
   double cpu_seconds_ = 0;
+  int64_t peak_resident_bytes_ = 0;
 };
 
 class Fd {
@@ -289,6 +298,17 @@ Exchange Converse(int fd, std::string_view request, size_t max_response, Clock::
 
 int ExtractWorkerMain(int in_fd, int out_fd, ExtractFunction extract) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // A parser that lets std::bad_alloc escape through code that cannot throw
+  // ends in std::terminate: still the memory limit, and said so.
+  std::set_terminate([] {
+    try {
+      if (std::current_exception()) std::rethrow_exception(std::current_exception());
+    } catch (const std::bad_alloc&) {
+      ::_exit(kExitOutOfMemory);
+    } catch (...) {
+    }
+    std::abort();
+  });
   char header[kHeaderBytes];
   if (!ReadFull(in_fd, header, sizeof header) || std::memcmp(header, kMagic, 4) != 0) return 2;
   uint64_t cpu = 0, memory = 0, max_output = 0, body_length = 0;
@@ -396,14 +416,15 @@ Result<ExtractedDocument> ExtractContained(std::string_view bytes, std::string_v
       return Status::ResourceExhausted("extraction stopped: the document needed more than " +
                                        std::to_string(containment.cpu_seconds) +
                                        " s of CPU time (the limit)");
+    // C libraries end on a failed allocation by abort() (poppler) or a null
+    // pointer: a child that died holding most of its budget ran out of it.
+    if (child.peak_resident_bytes() * 4 >= containment.memory_bytes * 3)
+      return OutOfMemory(containment.memory_bytes);
     return Status::ResourceExhausted(
         "extraction failed: the parser stopped on signal " + std::to_string(sig) +
         " (a damaged document, or more memory than the limit of " + Mib(containment.memory_bytes) + ")");
   }
-  if (WIFEXITED(st) && WEXITSTATUS(st) == kExitOutOfMemory)
-    return Status::ResourceExhausted(
-        "extraction stopped: the document needed more memory than the limit of " +
-        Mib(containment.memory_bytes));
+  if (WIFEXITED(st) && WEXITSTATUS(st) == kExitOutOfMemory) return OutOfMemory(containment.memory_bytes);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
     return Status::Internal("the extraction worker exited with status " + std::to_string(WEXITSTATUS(st)));
 

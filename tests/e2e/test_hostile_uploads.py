@@ -89,11 +89,12 @@ def test_unbroken_cjk_text_is_ingested(hostile):
     assert r.json()["document"]["chunks"] > 10
 
 
-def test_pdf_bomb_meets_the_cpu_limit_and_the_server_goes_on(hostile):
+def test_pdf_bomb_meets_a_limit_and_the_server_goes_on(hostile):
     r = upload(hostile, "bomb.pdf", hostile.bomb, "application/pdf")
     assert r.status_code == 422, r.text
     message = r.json()["error"]["message"]
-    assert "limit" in message, message
+    # Poppler's text of 400 MB of operators outgrows the 1 GiB before 2 s of CPU pass.
+    assert "memory" in message or "CPU time" in message, message
     assert requests.get(hostile.url + "/healthz", timeout=5).status_code == 200
     r = upload(hostile, "after.txt", b"The server still ingests after a hostile upload.", "text/plain")
     assert r.status_code == 201, r.text
