@@ -11,8 +11,6 @@
 namespace ragd::app {
 namespace {
 
-constexpr size_t kMaxQuestionBytes = 8192;
-
 // "question", or "messages" (the conversation so far, ending with the
 // user's question: a follow-up is searched and answered in its context).
 Result<RagQuestion> ReadQuestion(const Json& body) {
@@ -27,9 +25,7 @@ Result<RagQuestion> ReadQuestion(const Json& body) {
     q.question = std::move(messages->back().content);
     messages->pop_back();
     q.history = std::move(messages).value();
-    if (q.question.size() > kMaxQuestionBytes)
-      return Status::InvalidArgument("the question is longer than " + std::to_string(kMaxQuestionBytes) +
-                                     " bytes");
+    if (Status st = CheckQuestionLength(q.question); !st.ok()) return st;
   } else {
     auto question = RequiredString(body, "question", kMaxQuestionBytes);
     if (!question.ok()) return question.status();

@@ -1,6 +1,7 @@
 // The library as users see it (read-only, any signed-in user): the list of
 // documents to restrict a question to, and one document's text with its
-// passages, so a citation opens inside its document.
+// passages, so a citation opens inside its document. Also the limits the
+// chat page must enforce the way the server does.
 #include "app/routes/chat_routes.h"
 #include "app/routes/routes.h"
 #include "corpus/extract.h"
@@ -55,6 +56,14 @@ void RegisterLibraryRoutes(HttpServer& http, AppContext& ctx) {
             out["passages"] = std::move(passages);
             return JsonResponse(200, out);
           }));
+
+  http.Route(
+      "GET", "/v1/chat/limits",
+      WithUser(ctx, Access::kUser, false, [](const HttpRequest&, HttpExchange&, const accounts::User&) {
+        return JsonResponse(200, {{"max_question_bytes", kMaxQuestionBytes},
+                                  {"max_title_bytes", accounts::kMaxConversationTitleBytes},
+                                  {"max_comment_bytes", accounts::kMaxFeedbackCommentBytes}});
+      }));
 }
 
 }  // namespace ragd::app

@@ -270,6 +270,13 @@ struct RunState {
 
 }  // namespace
 
+Status CheckQuestionLength(std::string_view question) {
+  if (question.size() <= kMaxQuestionBytes) return Status::Ok();
+  return Status::InvalidArgument("the question is " + std::to_string(question.size()) +
+                                 " bytes long; at most " + std::to_string(kMaxQuestionBytes) +
+                                 " are allowed");
+}
+
 Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, GenerationPlan* plan) {
   RagQuestion q = question;
   q.abstain_dense_below = ctx.config.rag.abstain_dense_below;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/http/http_server.h"
@@ -37,6 +38,12 @@ struct GenerationPlan {
   // the inference or attribution thread: keep it short.
   std::function<Json(const Reply& reply, const std::string& finish_reason)> on_finished;
 };
+
+// The longest question a RAG request may ask (/v1/ask, model ragd-rag):
+// it is embedded and searched before any token is generated.
+inline constexpr size_t kMaxQuestionBytes = 8192;
+// InvalidArgument naming the limit when `question` is longer.
+Status CheckQuestionLength(std::string_view question);
 
 // Makes `plan` answer `q` from the corpus (rag_answer.h) with plan->llm:
 // retrieves the sources and completes plan->request, which carries the

@@ -316,3 +316,19 @@ def test_copy_rate_regenerate_and_edit(web_server, signed_in):
     driver.execute_script("arguments[0].scrollIntoView()", row)
     screenshot(driver, "chat-admin-ratings.png")
 
+
+def test_question_box_takes_the_servers_limit(web_server, signed_in):
+    driver = signed_in
+    open_page(driver, web_server, "/", "whoami")
+    limit = api(web_server, "GET", "/v1/chat/limits")["max_question_bytes"]
+    box = one(driver, "question")
+    wait(driver, lambda d: box.get_attribute("data-max-bytes") == str(limit), message="limit not loaded")
+    fill = "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'));"
+    line = one(driver, "question-limit")
+    driver.execute_script(fill, box, "é" * (limit // 2) + "x")  # one byte over, in two-byte characters
+    wait(driver, lambda d: line.get_attribute("data-over") == "1" and line.is_displayed())
+    assert str(limit) in line.text.replace(",", "") and not one(driver, "send").is_enabled()
+    driver.execute_script(fill, box, "é" * (limit // 2))  # exactly the limit
+    wait(driver, lambda d: line.get_attribute("data-over") == "0")
+    assert one(driver, "send").is_enabled()
+    driver.execute_script(fill, box, "")

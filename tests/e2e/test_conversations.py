@@ -320,3 +320,10 @@ def test_ratings_reach_admins_and_the_eval_export(server, users):
     if cited_titles:
         assert evaluated[line["id"]]["first_relevant_rank"] >= 1, evaluated[line["id"]]
 
+
+def test_question_limit_is_served_and_enforced(server, users):
+    limits = call(server, "GET", "/v1/chat/limits", users["bob"]).json()
+    limit = limits["max_question_bytes"]
+    assert limit == 8192
+    r = call(server, "POST", "/v1/ask", users["bob"], json={"question": "é" * (limit // 2) + "x", "max_tokens": 1})
+    assert r.status_code == 400 and str(limit) in r.json()["error"]["message"], r.text
