@@ -180,6 +180,11 @@ Result<GgufFile> GgufFile::Open(const std::string& path, const GgufOpenOptions& 
     f.alignment_ = static_cast<uint32_t>(*a);
   }
 
+  // Each tensor-table entry takes at least 33 bytes (a one-byte name, one
+  // dimension): a count the rest of the file cannot hold is refused before
+  // anything is allocated for it (2^24 entries would be 2 GiB).
+  constexpr uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8;
+  if (n_tensors > r.remaining() / kMinTensorInfoBytes) return corrupt("truncated tensor table");
   f.tensors_.resize(n_tensors);
   for (uint64_t i = 0; i < n_tensors; ++i) {
     GgufTensor& t = f.tensors_[i];

@@ -2,6 +2,7 @@
 #include "inference/gguf.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -180,6 +181,26 @@ TEST_F(GgufTest, IntegerBeyondInt64IsNoInteger) {
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   EXPECT_EQ(f->GetInt("llama.context_length"), std::nullopt);
   EXPECT_EQ(f->GetFloat("llama.context_length"), 0x1p63);
+}
+
+// Found by tests/fuzz (gguf, as a 10 s "slow unit"): a 218-byte file whose
+// header claims 16,318,460 tensors made Open allocate the tensor table first,
+// 2 GiB, before reading that it was truncated. Reduced here to the header.
+TEST_F(GgufTest, TensorCountBeyondTheFileAllocatesNothing) {
+  static const char kInput[] =
+      "GGUF\3\0\0\0"            // magic, version 3
+      "\xfc\xff\xf8\0\0\0\0\0"  // 16,318,460 tensors (under the 2^24 sanity bound)
+      "\0\0\0\0\0\0\0\0";       // no keys, and nothing after
+  const std::vector<uint8_t> bytes(kInput, kInput + sizeof(kInput) - 1);
+  const std::string path = WriteBytes("many_tensors.gguf", bytes);
+  rusage before{}, after{};
+  getrusage(RUSAGE_SELF, &before);
+  auto f = GgufFile::Open(path);
+  getrusage(RUSAGE_SELF, &after);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), StatusCode::kCorrupt);
+  // The peak resident size (KiB) grew by 2 GiB before the fix.
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 256 * 1024);
 }
 
 TEST_F(GgufTest, MissingFileIsNotFound) {
