@@ -84,6 +84,17 @@ def test_json_object_mode_gives_an_object(client):
     assert isinstance(json.loads(r.choices[0].message.content), dict)
 
 
+def test_streamed_json_schema_answer_is_the_same_json(client):
+    kw = dict(model=QWEN, temperature=0, max_tokens=120, messages=[{"role": "user", "content": "Describe Porto."}],
+              response_format={"type": "json_schema",
+                               "json_schema": {"name": "City", "schema": City.model_json_schema()}})
+    whole = client.chat.completions.create(**kw).choices[0].message.content
+    streamed = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(stream=True, **kw)
+                       if c.choices)
+    assert streamed == whole
+    City.model_validate_json(streamed)
+
+
 def test_chat_logprobs_match_the_text(client):
     r = client.chat.completions.create(model=QWEN, temperature=0, max_tokens=8, logprobs=True, top_logprobs=3,
                                        messages=[{"role": "user", "content": "Say hello."}])

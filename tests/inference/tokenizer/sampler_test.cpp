@@ -377,5 +377,31 @@ TEST(StopMatcherTest, StopAcrossTokenBoundaries) {
   EXPECT_EQ(consumed, 2u);
 }
 
+// Log-probabilities are the log-softmax of the raw logits: they sum to one,
+// the alternatives come best first (ties by lower id), NaN and -inf count
+// as impossible.
+TEST(TokenLogprobsTest, LogSoftmaxOfTheRawLogits) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> logits = {1.0f, 3.0f, nan, 3.0f, -inf, 0.5f};
+  std::vector<TokenLogprob> top;
+  const float chosen = TokenLogprobs(logits, 5, 3, &top);
+  double z = 0;
+  for (float v : {1.0f, 3.0f, 3.0f, 0.5f}) z += std::exp(v);
+  EXPECT_NEAR(chosen, 0.5 - std::log(z), 1e-5);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top[0].id, 1);
+  EXPECT_EQ(top[1].id, 3);
+  EXPECT_EQ(top[2].id, 0);
+  EXPECT_NEAR(top[0].logprob, 3.0 - std::log(z), 1e-5);
+  EXPECT_EQ(TokenLogprobs(logits, 2, 0, &top), -inf);  // NaN
+  EXPECT_TRUE(top.empty());
+  EXPECT_EQ(TokenLogprobs(logits, 4, 0, &top), -inf);
+  double mass = 0;
+  for (TokenId id = 0; id < 6; ++id)
+    mass += std::exp(static_cast<double>(TokenLogprobs(logits, id, 0, &top)));
+  EXPECT_NEAR(mass, 1.0, 1e-5);
+}
+
 }  // namespace
 }  // namespace ragd::inference
