@@ -28,6 +28,7 @@ using Clock = std::chrono::steady_clock;
 constexpr char kMagic[4] = {'R', 'G', 'X', '1'};
 constexpr size_t kHeaderBytes = 4 + 4 * 8;
 constexpr int kExitOutOfMemory = 3;
+constexpr int kExitNoLimits = 4;
 constexpr int64_t kEnvelopeBytes = 1 << 20;  // room for the title, media type and framing
 
 // --- framing -----------------------------------------------------------------
@@ -111,19 +112,22 @@ int64_t AddressSpaceBytes() {
   return pages * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
 }
 
-void SetLimit(int resource, rlim_t soft, rlim_t hard) {
+bool SetLimit(int resource, rlim_t soft, rlim_t hard) {
   const rlimit r{soft, hard};
-  ::setrlimit(resource, &r);
+  return ::setrlimit(resource, &r) == 0;
 }
 
-void ApplyLimits(uint64_t cpu_seconds, uint64_t memory_bytes) {
+// False when the CPU or memory limit could not be set: the child then
+// refuses to read the document rather than parse it unbounded.
+bool ApplyLimits(uint64_t cpu_seconds, uint64_t memory_bytes) {
   SetLimit(RLIMIT_CORE, 0, 0);
-  SetLimit(RLIMIT_CPU, cpu_seconds, cpu_seconds + 1);
   const rlim_t address_space = static_cast<rlim_t>(AddressSpaceBytes()) + memory_bytes;
-  SetLimit(RLIMIT_AS, address_space, address_space);
+  const bool bounded =
+      SetLimit(RLIMIT_CPU, cpu_seconds, cpu_seconds + 1) && SetLimit(RLIMIT_AS, address_space, address_space);
   SetLimit(RLIMIT_FSIZE, 0, 0);
   SetLimit(RLIMIT_NOFILE, 32, 32);
   SetLimit(RLIMIT_NPROC, 0, 0);  // not enforced for root, which has CAP_SYS_RESOURCE
+  return bounded;
 }
 
 std::string ErrorResponse(const Status& st) {
@@ -317,7 +321,7 @@ int ExtractWorkerMain(int in_fd, int out_fd, ExtractFunction extract) {
   h.U64(&memory);
   h.U64(&max_output);
   h.U64(&body_length);
-  ApplyLimits(cpu, memory);
+  if (!ApplyLimits(cpu, memory)) return kExitNoLimits;
   internal::DenyDangerousSyscalls();
   try {
     std::string body(body_length, '\0');
@@ -425,6 +429,8 @@ Result<ExtractedDocument> ExtractContained(std::string_view bytes, std::string_v
         " (a damaged document, or more memory than the limit of " + Mib(containment.memory_bytes) + ")");
   }
   if (WIFEXITED(st) && WEXITSTATUS(st) == kExitOutOfMemory) return OutOfMemory(containment.memory_bytes);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == kExitNoLimits)
+    return Status::Internal("the extraction worker could not set its CPU and memory limits");
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
     return Status::Internal("the extraction worker exited with status " + std::to_string(WEXITSTATUS(st)));
 

@@ -36,7 +36,8 @@
 //             type, document bytes.
 //   response: u8 1 then strings text, title, media type; or u8 0, u8 status
 //             code, string message. The child then exits 0. Exit code 3: it
-//             ran out of memory (std::bad_alloc).
+//             ran out of memory (std::bad_alloc); 4: it could not set its
+//             CPU or memory limit, and read nothing.
 //
 // Errors besides Extract's own: kResourceExhausted when a limit stopped the
 // extraction (the message names the limit), kCancelled when `cancel` became
