@@ -160,9 +160,9 @@ void RagServer::Stop() {
     llm->generator.reset();
     llm->scheduler.reset();
   }
-  ctx_.attribution.reset();                            // finishes the answers' last sentences
-  ctx_.ingest_jobs.reset();                            // finishes the upload in progress
-  ctx_.password_pool.reset();                          // finishes the sign-ins accepted
+  ctx_.attribution.reset();    // finishes the answers' last sentences
+  ctx_.ingest_jobs.reset();    // finishes the upload in progress
+  ctx_.password_pool.reset();  // finishes the sign-ins accepted
   if (ctx_.retriever) ctx_.retriever->SaveIndex();
 }
 
