@@ -41,6 +41,21 @@ struct QuotaLedger::Core {
     return &account;
   }
 
+  // ResourceExhausted, with `refusal` filled, when `account` cannot hold
+  // `tokens` more within `limit`. Caller holds mu.
+  Status CheckRoom(const Account& account, int64_t tokens, int64_t limit, int64_t now,
+                   Refusal* refusal) const {
+    if (account.used + account.reserved + tokens <= limit) return Status::Ok();
+    int64_t remaining = std::max<int64_t>(0, limit - account.used - account.reserved);
+    int64_t resets_at = PeriodEnd(options.period, now);
+    bool fits_later = account.reserved > 0 && account.used + tokens <= limit;
+    int64_t retry_after = fits_later ? 1 : std::max<int64_t>(1, resets_at - now);
+    if (refusal) *refusal = Refusal{retry_after, remaining};
+    return Status::ResourceExhausted("token quota exceeded: this request needs " + std::to_string(tokens) +
+                                     " tokens, " + std::to_string(remaining) + " remain until " +
+                                     FormatUtcTime(resets_at));
+  }
+
   // Ends a reservation of `reserved` tokens: charges prompt + completion and,
   // when `record`, writes the usage row. The account is moved to the current
   // period first, so a reload cannot count the new row twice.
@@ -75,6 +90,7 @@ struct Reservation::State {
   std::shared_ptr<QuotaLedger::Core> core;
   int64_t user_id = 0;
   int64_t tokens = 0;
+  int64_t limit = 0;  // the user's budget when reserved
   std::string route;
   std::atomic<int64_t> reported_prompt{0};
   std::atomic<int64_t> reported_completion{0};
@@ -123,6 +139,28 @@ Status Reservation::Release() {
                               /*record=*/prompt + completion > 0, /*completed=*/false);
 }
 
+Status Reservation::Resize(int64_t tokens, Refusal* refusal) {
+  if (!active()) return Status::InvalidArgument("reservation already settled or released");
+  if (tokens < 0) return Status::InvalidArgument("cannot reserve a negative number of tokens");
+  QuotaLedger::Core& core = *state_->core;
+  std::lock_guard<std::mutex> lock(core.mu);
+  const int64_t now = core.clock->NowSeconds();
+  Result<QuotaLedger::Core::Account*> touched = core.Touch(state_->user_id, now);
+  if (!touched.ok()) return touched.status();
+  QuotaLedger::Core::Account& account = **touched;
+  const int64_t extra = tokens - state_->tokens;
+  if (extra > 0) {
+    // The room is checked for the whole new size, as Reserve would.
+    account.reserved -= state_->tokens;
+    Status room = core.CheckRoom(account, tokens, state_->limit, now, refusal);
+    account.reserved += state_->tokens;
+    if (!room.ok()) return room;
+  }
+  account.reserved += extra;
+  state_->tokens = tokens;
+  return Status::Ok();
+}
+
 // ---- QuotaLedger ----
 
 QuotaLedger::QuotaLedger(std::shared_ptr<Db> db, const Clock* clock, QuotaOptions options)
@@ -148,22 +186,14 @@ Result<Reservation> QuotaLedger::Reserve(const User& user, int64_t tokens, std::
     Result<Core::Account*> touched = core_->Touch(user.id, now);
     if (!touched.ok()) return touched.status();
     Core::Account& account = **touched;
-    if (account.used + account.reserved + tokens > limit) {
-      int64_t remaining = std::max<int64_t>(0, limit - account.used - account.reserved);
-      int64_t resets_at = PeriodEnd(core_->options.period, now);
-      bool fits_later = account.reserved > 0 && account.used + tokens <= limit;
-      int64_t retry_after = fits_later ? 1 : std::max<int64_t>(1, resets_at - now);
-      if (refusal) *refusal = Refusal{retry_after, remaining};
-      return Status::ResourceExhausted("token quota exceeded: this request needs " + std::to_string(tokens) +
-                                       " tokens, " + std::to_string(remaining) + " remain until " +
-                                       FormatUtcTime(resets_at));
-    }
+    if (Status st = core_->CheckRoom(account, tokens, limit, now, refusal); !st.ok()) return st;
     account.reserved += tokens;
   }
   auto state = std::make_unique<Reservation::State>();
   state->core = core_;
   state->user_id = user.id;
   state->tokens = tokens;
+  state->limit = limit;
   state->route = std::move(route);
   return Reservation(std::move(state));
 }

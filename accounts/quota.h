@@ -100,6 +100,11 @@ class Reservation {
   Status Settle(int64_t prompt_tokens, int64_t completion_tokens);
   // Charges what was reported and returns the rest. Ok when not active.
   Status Release();
+  // Holds `tokens` instead of tokens(): a reservation made on an estimate
+  // before the exact count was known. Growing is refused (ResourceExhausted,
+  // `refusal` filled as by Reserve) when the budget cannot cover it, and the
+  // reservation is then unchanged; shrinking always succeeds.
+  Status Resize(int64_t tokens, Refusal* refusal = nullptr);
 
   struct State;
 

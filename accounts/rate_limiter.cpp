@@ -62,6 +62,14 @@ RateLimiter::Buckets& RateLimiter::Find(int64_t user_id, int64_t now_ms) {
 }
 
 Status RateLimiter::Admit(int64_t user_id, int64_t tokens, Refusal* refusal) {
+  return Pay(user_id, 1, tokens, refusal);
+}
+
+Status RateLimiter::Take(int64_t user_id, int64_t tokens, Refusal* refusal) {
+  return Pay(user_id, 0, tokens, refusal);
+}
+
+Status RateLimiter::Pay(int64_t user_id, int64_t requests, int64_t tokens, Refusal* refusal) {
   if (tokens < 0) return Status::InvalidArgument("token count must be >= 0");
   tokens = std::min<int64_t>(tokens, int64_t{1} << 40);  // keeps tokens * kScale in range
   const int64_t rpm = options_.requests_per_minute;
@@ -69,10 +77,10 @@ Status RateLimiter::Admit(int64_t user_id, int64_t tokens, Refusal* refusal) {
   if (rpm <= 0 && tpm <= 0) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu_);
   Buckets& b = Find(user_id, clock_->NowMillis());
-  bool requests_ok = rpm <= 0 || CanPay(b.requests, rpm, 1);
+  bool requests_ok = rpm <= 0 || CanPay(b.requests, rpm, requests);
   bool tokens_ok = tpm <= 0 || CanPay(b.tokens, tpm, tokens);
   if (requests_ok && tokens_ok) {
-    if (rpm > 0) b.requests -= kScale;
+    if (rpm > 0) b.requests -= requests * kScale;
     if (tpm > 0) b.tokens -= tokens * kScale;
     return Status::Ok();
   }
@@ -95,6 +103,27 @@ void RateLimiter::Refund(int64_t user_id, int64_t tokens) {
   if (it == users_.end()) return;
   Refill(it->second, clock_->NowMillis());
   it->second.tokens = std::min(tpm * kScale, it->second.tokens + tokens * kScale);
+}
+
+Status RateLimiter::Enter(int64_t user_id, Refusal* refusal) {
+  const int64_t max = options_.max_in_flight;
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t& n = in_flight_[user_id];
+  if (max > 0 && n >= max) {
+    if (refusal) *refusal = Refusal{1, -1};
+    return Status::ResourceExhausted("you already have " + std::to_string(n) +
+                                     " requests running or queued, the most one user may have; "
+                                     "retry when one has finished");
+  }
+  ++n;
+  return Status::Ok();
+}
+
+void RateLimiter::Leave(int64_t user_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = in_flight_.find(user_id);
+  if (it == in_flight_.end()) return;
+  if (--it->second <= 0) in_flight_.erase(it);
 }
 
 }  // namespace ragd::accounts

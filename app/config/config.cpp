@@ -142,6 +142,7 @@ Status Validate(const Config& c) {
   RAGD_RETURN_IF_ERROR(range("quota.tokens_per_period", c.quota.tokens_per_period, 0, int64_t{1} << 50));
   RAGD_RETURN_IF_ERROR(range("quota.requests_per_minute", c.quota.requests_per_minute, 0, 1 << 30));
   RAGD_RETURN_IF_ERROR(range("quota.tokens_per_minute", c.quota.tokens_per_minute, 0, int64_t{1} << 50));
+  RAGD_RETURN_IF_ERROR(range("quota.max_in_flight", c.quota.max_in_flight, 0, 1 << 20));
   if (c.retrieval.index != "flat" && c.retrieval.index != "hnsw")
     return Status::InvalidArgument("config key 'retrieval.index' must be \"flat\" or \"hnsw\"");
   if (c.quota.period != "day" && c.quota.period != "month")
@@ -270,6 +271,8 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("quota.period", "budget period: day or month", quota.period),
       RAGD_FIELD("quota.requests_per_minute", "per-user request rate limit", quota.requests_per_minute),
       RAGD_FIELD("quota.tokens_per_minute", "per-user token rate limit", quota.tokens_per_minute),
+      RAGD_FIELD("quota.max_in_flight", "per-user requests running or queued at once; 0 = unlimited",
+                 quota.max_in_flight),
       RAGD_FIELD("auth.hash_threads", "threads verifying passwords (64 MiB each)", auth.hash_threads),
       RAGD_FIELD("auth.hash_queue", "password checks waiting for a thread before 503", auth.hash_queue),
       RAGD_FIELD("auth.account_free_failures", "failed sign-ins per account name before backoff",

@@ -102,6 +102,7 @@ struct QuotaConfig {
   std::string period = "day";          // "day" or "month"
   int64_t requests_per_minute = 60;    // per-user request rate limit
   int64_t tokens_per_minute = 50000;   // per-user token rate limit
+  int64_t max_in_flight = 8;           // per-user requests running or queued at once; 0 = unlimited
 };
 
 struct LogConfig {

@@ -66,8 +66,8 @@ void RegisterAskRoutes(HttpServer& http, AppContext& ctx) {
                         q.top_k = static_cast<int>(top_k->value_or(ctx.config.retrieval.top_k));
                         if (Status st = ApplyChatFields(ctx, user, *body, &q, &plan); !st.ok())
                           return ErrorResponse(st);
-                        if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) return ErrorResponse(st);
-                        return RunGeneration(ctx, user, std::move(plan), ex);
+                        // Admitted before retrieval: a refused user costs no search.
+                        return RunRagGeneration(ctx, user, q, std::move(plan), ex);
                       }));
 }
 

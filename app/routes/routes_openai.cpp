@@ -80,15 +80,22 @@ HttpResponse ChatCompletions(AppContext& ctx, const HttpRequest& req, HttpExchan
     if (conversation.back().role != "user")
       return ErrorResponse(Status::InvalidArgument("the last message must be from the user"));
     const std::string question = conversation.back().content;
+    if (Status st = CheckQuestionLength(question); !st.ok()) return ErrorResponse(st);
     conversation.pop_back();
     const RagQuestion q{question, std::move(conversation), static_cast<int>(ctx.config.retrieval.top_k)};
-    if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) return ErrorResponse(st);
-    return RunGeneration(ctx, user, std::move(plan), ex);
+    return RunRagGeneration(ctx, user, q, std::move(plan), ex);  // admitted before retrieval
   }
+  Admission admission;
+  // Admitted before the template is tokenized.
+  if (auto refused = AdmitGeneration(ctx, user, plan, ChatPromptEstimate(conversation), &admission))
+    return *refused;
   auto prompt = engine.FormatChat(conversation);
-  if (!prompt.ok()) return ErrorResponse(prompt.status());
+  if (!prompt.ok()) {
+    admission.Cancel();
+    return ErrorResponse(prompt.status());
+  }
   plan.request.prompt = std::move(prompt).value();
-  return RunGeneration(ctx, user, std::move(plan), ex);
+  return RunGeneration(ctx, user, std::move(plan), std::move(admission), ex);
 }
 
 HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& ex,
@@ -123,12 +130,19 @@ HttpResponse Completions(AppContext& ctx, const HttpRequest& req, HttpExchange& 
   auto opts = ReadCompletionOptions(*body, DefaultOptions(ctx), engine.tokenizer().vocab_size());
   if (!opts.ok()) return ErrorResponse(opts.status());
   if (Status st = CheckOptionsForModel(*choice, *opts); !st.ok()) return ErrorResponse(st);
+  GenerationPlan plan = NewGenerationPlan(*choice, CompletionWireFormat(), "/v1/completions", *opts);
+  // Admitted before the prompt is tokenized.
+  Admission admission;
+  const int64_t estimate = prompt_ids.empty() ? TextTokenEstimate(prompt_text) : std::ssize(prompt_ids);
+  if (auto refused = AdmitGeneration(ctx, user, plan, estimate, &admission)) return *refused;
   auto ids = prompt_ids.empty() ? engine.PlainPrompt(prompt_text)
                                 : Result<std::vector<inference::TokenId>>(prompt_ids);
-  if (!ids.ok()) return ErrorResponse(ids.status());
-  GenerationPlan plan = NewGenerationPlan(*choice, CompletionWireFormat(), "/v1/completions", *opts);
+  if (!ids.ok()) {
+    admission.Cancel();
+    return ErrorResponse(ids.status());
+  }
   plan.request.prompt = std::move(ids).value();
-  return RunGeneration(ctx, user, std::move(plan), ex);
+  return RunGeneration(ctx, user, std::move(plan), std::move(admission), ex);
 }
 
 // WordPiece ids (the embedding model's vocabulary, as a client that
@@ -221,9 +235,17 @@ HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts:
   for (const std::string& s : inputs) {
     if (s.empty())
       return ErrorResponse(Status::InvalidArgument("field 'input' must not contain empty strings"));
+    tokens += std::min(n_ctx, TextTokenEstimate(s));
+  }
+  // Admitted on the estimate before the inputs are tokenized, then resized.
+  Admission admission;
+  if (auto refused = Admit(ctx, user, tokens, "/v1/embeddings", &admission)) return *refused;
+  tokens = 0;
+  for (const std::string& s : inputs) {
     const int64_t n = static_cast<int64_t>(ctx.embedder->CountTokens(s));
     // Never truncate silently: the model sees at most n_ctx tokens with [CLS] and [SEP].
     if (n + 2 > n_ctx) {
+      admission.Cancel();
       return ContextLengthRefusal(ctx.metrics,
                                   "an input has " + std::to_string(n + 2) +
                                       " tokens; the embedding model reads at most " + std::to_string(n_ctx),
@@ -231,8 +253,10 @@ HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts:
     }
     tokens += n;
   }
-  Admission admission;
-  if (auto refused = Admit(ctx, user, tokens, "/v1/embeddings", &admission)) return *refused;
+  if (auto refused = admission.Resize(ctx.metrics, tokens)) {
+    admission.Cancel();
+    return *refused;
+  }
   auto vectors = ctx.embedder->Embed(inputs);
   if (!vectors.ok()) {
     admission.Cancel();
@@ -255,10 +279,15 @@ HttpResponse Embeddings(AppContext& ctx, const HttpRequest& req, const accounts:
                             {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
 }
 
-HttpResponse Tokenize(AppContext& ctx, const HttpRequest& req) {
+// The longest text /tokenize takes: more than any context holds, at well
+// under the JSON body limit, so one request's tokenizing time stays short.
+constexpr size_t kMaxTokenizeBytes = 256 << 10;
+
+HttpResponse Tokenize(AppContext& ctx, const HttpRequest& req, const accounts::User& user) {
+  if (auto refused = AdmitRequest(ctx, user)) return *refused;
   auto body = ParseJsonObject(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
-  auto content = RequiredString(*body, "content");
+  auto content = RequiredString(*body, "content", kMaxTokenizeBytes);
   if (!content.ok()) return ErrorResponse(content.status());
   auto add_special = OptionalBool(*body, "add_special");
   if (!add_special.ok()) return ErrorResponse(add_special.status());
@@ -284,7 +313,8 @@ HttpResponse Tokenize(AppContext& ctx, const HttpRequest& req) {
       200, {{"tokens", tokens}, {"count", ids->size()}, {"max_model_len", engine.context_length()}});
 }
 
-HttpResponse Detokenize(AppContext& ctx, const HttpRequest& req) {
+HttpResponse Detokenize(AppContext& ctx, const HttpRequest& req, const accounts::User& user) {
+  if (auto refused = AdmitRequest(ctx, user)) return *refused;
   auto body = ParseJsonObject(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
   auto choice = ReadModelChoice(ctx, *body);  // the tokenizer of the model named, else the answer model's
@@ -349,11 +379,11 @@ void RegisterOpenAiRoutes(HttpServer& http, AppContext& ctx) {
                       [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User& u) {
                         return Embeddings(ctx, req, u);
                       }));
-  const UserHandler tokenize = [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
-    return Tokenize(ctx, req);
+  const UserHandler tokenize = [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User& u) {
+    return Tokenize(ctx, req, u);
   };
-  const UserHandler detokenize = [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User&) {
-    return Detokenize(ctx, req);
+  const UserHandler detokenize = [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User& u) {
+    return Detokenize(ctx, req, u);
   };
   http.Route("POST", "/tokenize", WithUser(ctx, Access::kUser, true, tokenize));
   http.Route("POST", "/v1/tokenize", WithUser(ctx, Access::kUser, true, tokenize));

@@ -78,6 +78,7 @@ Status RagServer::Start() {
   aopts.quota.period = *period;
   aopts.rate_limits.requests_per_minute = c.quota.requests_per_minute;
   aopts.rate_limits.tokens_per_minute = c.quota.tokens_per_minute;
+  aopts.rate_limits.max_in_flight = c.quota.max_in_flight;
   aopts.login_throttle.account_free_failures = c.auth.account_free_failures;
   aopts.login_throttle.address_free_failures = c.auth.address_free_failures;
   aopts.login_throttle.max_delay_s = c.auth.backoff_max_s;

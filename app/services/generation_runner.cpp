@@ -1,10 +1,10 @@
 #include "app/services/generation_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <random>
 
-#include "app/services/admission.h"
 #include "retrieval/attribution.h"
 
 namespace ragd::app {
@@ -277,6 +277,33 @@ Status CheckQuestionLength(std::string_view question) {
                                  " are allowed");
 }
 
+int64_t TextTokenEstimate(std::string_view text) { return static_cast<int64_t>(text.size() / 4) + 8; }
+
+int64_t ChatPromptEstimate(const std::vector<inference::ChatMessage>& messages) {
+  int64_t n = 16;
+  for (const inference::ChatMessage& m : messages)
+    n += TextTokenEstimate(m.role) + TextTokenEstimate(m.content);
+  return n;
+}
+
+int64_t RagPromptEstimate(const AppContext& ctx, const RagQuestion& q) {
+  // The rules and worked example take under 1024 tokens; a passage of
+  // chunk_tokens embedding tokens seldom takes more than twice that in the
+  // answer model's tokens, with its number and title. A short estimate is
+  // corrected (Admission::Resize) once the prompt is built.
+  constexpr int64_t kRulesTokens = 1024;
+  const int64_t per_source = 2 * ctx.config.retrieval.chunk_tokens + 32;
+  return kRulesTokens + q.top_k * per_source + ChatPromptEstimate(q.history) + TextTokenEstimate(q.question);
+}
+
+std::optional<HttpResponse> AdmitGeneration(AppContext& ctx, const accounts::User& user,
+                                            const GenerationPlan& plan, int64_t prompt_estimate,
+                                            Admission* admitted) {
+  const int64_t n_ctx = plan.llm->engine->context_length();
+  const int64_t budget = std::min(n_ctx, prompt_estimate + std::max<int64_t>(0, plan.request.max_tokens));
+  return Admit(ctx, user, budget, plan.route, admitted);
+}
+
 Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, GenerationPlan* plan) {
   RagQuestion q = question;
   q.abstain_dense_below = ctx.config.rag.abstain_dense_below;
@@ -291,9 +318,21 @@ Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, Generation
   return Status::Ok();
 }
 
+HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const RagQuestion& q,
+                              GenerationPlan plan, HttpExchange& exchange) {
+  Admission admission;
+  if (auto refused = AdmitGeneration(ctx, user, plan, RagPromptEstimate(ctx, q), &admission)) return *refused;
+  if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) {
+    admission.Cancel();
+    return ErrorResponse(st);
+  }
+  return RunGeneration(ctx, user, std::move(plan), std::move(admission), exchange);
+}
+
 // An answer given without the model (an abstention): no tokens, nothing charged.
 HttpResponse AnswerWithoutGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan,
-                                     HttpExchange& exchange) {
+                                     Admission admission, HttpExchange& exchange) {
+  admission.Cancel();
   RunState state;
   state.ctx = &ctx;
   state.user_id = user.id;
@@ -335,11 +374,13 @@ HttpResponse AnswerWithoutGeneration(AppContext& ctx, const accounts::User& user
 }
 
 HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan,
-                           HttpExchange& exchange) {
-  if (!plan.abstention.empty()) return AnswerWithoutGeneration(ctx, user, std::move(plan), exchange);
+                           Admission admission, HttpExchange& exchange) {
+  if (!plan.abstention.empty())
+    return AnswerWithoutGeneration(ctx, user, std::move(plan), std::move(admission), exchange);
   const int64_t n_prompt = static_cast<int64_t>(plan.request.prompt.size());
   const int64_t n_ctx = plan.llm->engine->context_length();
   if (n_prompt >= n_ctx) {
+    admission.Cancel();
     return ContextLengthRefusal(ctx.metrics,
                                 "the prompt has " + std::to_string(n_prompt) +
                                     " tokens, more than the context of " + std::to_string(n_ctx) +
@@ -348,9 +389,12 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
   }
   plan.request.max_tokens = static_cast<int>(std::min<int64_t>(plan.request.max_tokens, n_ctx - n_prompt));
 
-  auto state = std::make_shared<RunState>();
-  if (auto refused = Admit(ctx, user, n_prompt + plan.request.max_tokens, plan.route, &state->admission))
+  if (auto refused = admission.Resize(ctx.metrics, n_prompt + plan.request.max_tokens)) {
+    admission.Cancel();
     return *refused;
+  }
+  auto state = std::make_shared<RunState>();
+  state->admission = std::move(admission);
   state->ctx = &ctx;
   state->user_id = user.id;
   state->request_id = exchange.request_id();
