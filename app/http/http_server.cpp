@@ -193,7 +193,25 @@ class PeerResponse : public AsyncResponse {
     if (!ended_.exchange(true)) SendRaw("0\r\n\r\n");
   }
   bool cancelled() const override { return cancelled_.load(); }
-  void Cancel() { cancelled_ = true; }
+  void OnCancel(std::function<void()> on_cancel) override {
+    {
+      std::lock_guard<std::mutex> lock(hook_mu_);
+      if (!cancelled()) {
+        on_cancel_ = std::move(on_cancel);
+        return;
+      }
+    }
+    on_cancel();
+  }
+  void Cancel() {
+    std::function<void()> hook;
+    {
+      std::lock_guard<std::mutex> lock(hook_mu_);
+      cancelled_ = true;
+      hook = std::move(on_cancel_);
+    }
+    if (hook) hook();
+  }
 
  private:
   static std::string StatusLine(int status) {
@@ -212,6 +230,8 @@ class PeerResponse : public AsyncResponse {
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> ended_{false};
   std::mutex mu_;
+  std::mutex hook_mu_;               // orders OnCancel against Cancel
+  std::function<void()> on_cancel_;  // GUARDED_BY(hook_mu_)
 };
 
 // CORS (off unless origins are configured): a browser page from an allowed

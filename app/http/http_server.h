@@ -68,6 +68,10 @@ class AsyncResponse {
   virtual bool Write(const std::string& data) = 0;
   virtual void End() = 0;
   virtual bool cancelled() const = 0;
+  // Runs `on_cancel` once when the client goes away (at once if it already
+  // has), on whichever thread notices; it must be quick and must not call
+  // back into this response. One hook per response: a later call replaces it.
+  virtual void OnCancel(std::function<void()> on_cancel) = 0;
 };
 
 // What a handler may do besides returning a response: take the connection

@@ -427,6 +427,9 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
   // From here the inference thread answers; the stream starts at once so the
   // client sees the citations (RAG) before the first token.
   state->response = exchange.Defer();
+  // A client that goes away frees its place at once, queued or in prefill,
+  // not only at its next token.
+  state->response->OnCancel([handle = *ticket] { handle.Cancel(); });
   if (state->plan.stream) state->StartStream();
   return HttpResponse::Json(200, "");
 }

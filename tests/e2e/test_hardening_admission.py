@@ -26,6 +26,27 @@ def srv():
         assert s.stop() == 0, s.output()
 
 
+def open_stream(server, key, path, body):
+    """Sends a streamed request on a raw socket and reads the response head
+    (sent as soon as the request is queued); returns the socket."""
+    payload = json.dumps(dict(body, stream=True)).encode()
+    s = socket.create_connection(("127.0.0.1", server.port))
+    s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+              f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n".encode() + payload)
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(4096)
+        assert chunk, head
+        head += chunk
+    assert head.startswith(b"HTTP/1.1 200"), head
+    return s
+
+
+def log_lines(server):
+    with open(os.path.join(server.data_dir, "requests.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 LONG = {"prompt": "Once upon a time", "max_tokens": 3000, "temperature": 0.8, "seed": 1}
 
 
@@ -82,3 +103,34 @@ def test_one_user_holds_at_most_two_requests(srv):
     assert r.status_code == 200, r.text
 
 
+# --- cancellation at every stage ---------------------------------------------
+
+def test_queued_request_whose_client_leaves_frees_its_place(srv):
+    running = open_stream(srv, ADMIN_KEY, "/v1/completions", LONG)
+    try:
+        assert wait_for(lambda: metric(srv, "ragd_requests_running") == 1)
+        ended = metric(srv, "ragd_generations_total")
+        queued = open_stream(srv, make_user(srv, "leaver"), "/v1/completions", LONG)
+        assert wait_for(lambda: metric(srv, "ragd_requests_waiting") == 1)
+        queued.close()
+        # The place is freed while the first request still runs, not when it ends.
+        assert wait_for(lambda: metric(srv, "ragd_requests_waiting") == 0, seconds=10)
+        assert metric(srv, "ragd_requests_running") == 1
+        assert metric(srv, "ragd_generations_total") == ended + 1
+    finally:
+        running.close()
+    assert wait_for(lambda: metric(srv, "ragd_requests_running") == 0)
+
+
+def test_request_whose_client_leaves_in_prefill_stops_before_its_first_token(srv):
+    # Eight tokens a step: a prompt of a few thousand tokens is prefilled over
+    # hundreds of steps, and the client leaves in the first of them.
+    s = open_stream(srv, ADMIN_KEY, "/v1/completions",
+                    {"prompt": "The quick brown fox jumps over the lazy dog. " * 300, "max_tokens": 8})
+    s.close()
+    assert wait_for(lambda: metric(srv, "ragd_requests_running") == 0 and metric(srv, "ragd_requests_waiting") == 0)
+    assert wait_for(lambda: any(l["route"] == "/v1/completions" and l["prompt_tokens"] > 2000
+                                for l in log_lines(srv)))
+    line = [l for l in log_lines(srv) if l["route"] == "/v1/completions" and l["prompt_tokens"] > 2000][-1]
+    assert line["status"] == 499 and line["finish_reason"] == "cancelled", line
+    assert line["completion_tokens"] == 0, line
