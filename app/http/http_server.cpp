@@ -150,6 +150,35 @@ void ResolveClient(const HttpServerOptions& options, HttpRequest* req) {
                        (options.secure_cookies == SecureCookies::kAuto && tls);
 }
 
+// Headers every response carries unless the handler set its own: the body
+// is never sniffed into another type, and API answers (per user, often
+// secret) are never stored by a browser or proxy cache.
+std::string SafetyHeaders(const std::vector<std::pair<std::string, std::string>>& headers) {
+  bool nosniff = false, cache = false;
+  for (const auto& [k, v] : headers) {
+    const std::string name = AsciiLower(k);
+    nosniff = nosniff || name == "x-content-type-options";
+    cache = cache || name == "cache-control";
+  }
+  std::string out;
+  if (!nosniff) out += "X-Content-Type-Options: nosniff\r\n";
+  if (!cache) out += "Cache-Control: no-store\r\n";
+  return out;
+}
+
+// A server error's message may hold internal detail (a file path, a
+// library's error text): it goes to the log with the request id, and the
+// client gets the request id to quote instead.
+HttpResponse WithoutInternals(const HttpResponse& r, const std::string& request_id) {
+  if (r.status < 500 || r.status == 503) return r;
+  std::fprintf(stderr, "ragd: %s: %d %s\n", request_id.c_str(), r.status, r.body.c_str());
+  HttpResponse out =
+      HttpResponse::Error(r.status, "server_error",
+                          "internal error; the server log has the details under request id " + request_id);
+  out.headers = r.headers;
+  return out;
+}
+
 struct Route {
   std::string name;  // the pattern as registered
   std::string method;
@@ -165,10 +194,11 @@ class PeerResponse : public AsyncResponse {
   PeerResponse(std::shared_ptr<Tcp::Peer> peer, std::string request_id, std::string extra_head = "")
       : peer_(std::move(peer)), request_id_(std::move(request_id)), extra_head_(std::move(extra_head)) {}
 
-  bool Send(const HttpResponse& r) override {
+  bool Send(const HttpResponse& response) override {
+    const HttpResponse r = WithoutInternals(response, request_id_);
     std::string head = StatusLine(r.status) + "Content-Type: " + r.content_type +
                        "\r\nContent-Length: " + std::to_string(r.body.size()) +
-                       "\r\nX-Request-Id: " + request_id_ + "\r\n" + extra_head_;
+                       "\r\nX-Request-Id: " + request_id_ + "\r\n" + extra_head_ + SafetyHeaders(r.headers);
     for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
     ended_ = true;
     return SendRaw(head + "\r\n" + r.body);
@@ -177,8 +207,8 @@ class PeerResponse : public AsyncResponse {
                    const std::vector<std::pair<std::string, std::string>>& headers) override {
     std::string head =
         StatusLine(status) + "Content-Type: " + content_type +
-        "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n"
-        "X-Request-Id: " +
+        "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Accel-Buffering: no\r\n"
+        "Transfer-Encoding: chunked\r\nX-Request-Id: " +
         request_id_ + "\r\n" + extra_head_;
     for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
     return SendRaw(head + "\r\n");

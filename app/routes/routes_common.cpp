@@ -4,26 +4,32 @@
 #include "app/routes/routes.h"
 
 namespace ragd::app {
+namespace {
+
+// 503 while the models load, or for good when they failed; why they failed
+// (file paths, library errors) is in the server log, not in the answer.
+HttpResponse ModelsNotReady(const AppContext& ctx) {
+  HttpResponse r = ctx.load_failed ? HttpResponse::Error(503, "unavailable_error",
+                                                         "the models failed to load; the server log says why")
+                                   : HttpResponse::Error(503, "unavailable_error", "the models are loading");
+  r.headers.push_back({"Retry-After", "5"});
+  return r;
+}
+
+}  // namespace
 
 Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler handler) {
-  return [&ctx, access, needs_models, handler = std::move(handler)](const HttpRequest& req,
-                                                                    HttpExchange& ex) {
-    auto user = Authenticate(*ctx.accounts, req);
-    if (!user.ok()) return ErrorResponse(user.status());
-    req.user_id = user->id;
-    if (access == Access::kAdmin) {
-      if (Status st = RequireAdmin(*user); !st.ok()) return ErrorResponse(st);
-    }
-    if (needs_models && !ctx.ready) {
-      HttpResponse r =
-          ctx.load_failed
-              ? HttpResponse::Error(503, "unavailable_error", "the models failed to load: " + ctx.load_error)
-              : HttpResponse::Error(503, "unavailable_error", "the models are loading");
-      r.headers.push_back({"Retry-After", "5"});
-      return r;
-    }
-    return handler(req, ex, *user);
-  };
+  return
+      [&ctx, access, needs_models, handler = std::move(handler)](const HttpRequest& req, HttpExchange& ex) {
+        auto user = Authenticate(*ctx.accounts, req);
+        if (!user.ok()) return ErrorResponse(user.status());
+        req.user_id = user->id;
+        if (access == Access::kAdmin) {
+          if (Status st = RequireAdmin(*user); !st.ok()) return ErrorResponse(st);
+        }
+        if (needs_models && !ctx.ready) return ModelsNotReady(ctx);
+        return handler(req, ex, *user);
+      };
 }
 
 void RegisterHealthRoutes(HttpServer& http, AppContext& ctx) {
@@ -41,12 +47,7 @@ void RegisterHealthRoutes(HttpServer& http, AppContext& ctx) {
       }
       return HttpResponse::Json(200, R"({"status":"ok"})");
     }
-    HttpResponse r =
-        ctx.load_failed
-            ? HttpResponse::Error(503, "unavailable_error", "the models failed to load: " + ctx.load_error)
-            : HttpResponse::Error(503, "unavailable_error", "the models are loading");
-    r.headers.push_back({"Retry-After", "5"});
-    return r;
+    return ModelsNotReady(ctx);
   });
   http.Route("GET", "/metrics", [&ctx](const HttpRequest&, HttpExchange&) {
     HttpResponse r;

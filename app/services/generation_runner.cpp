@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <random>
 
@@ -253,9 +254,13 @@ struct RunState {
                                      ev.stats.completion_tokens, -1, Seconds(start, now), 0);
         Record(HttpStatusFor(ev.error.code()), "error", ev.stats, now);
         if (plan.stream) {
-          Json err = {{"code", HttpStatusFor(ev.error.code())},
-                      {"type", ErrorTypeFor(ev.error.code())},
-                      {"message", ev.error.message()}};
+          const int status = HttpStatusFor(ev.error.code());
+          std::string message = ev.error.message();
+          if (status >= 500 && status != 503) {  // internal detail: to the log, not the client
+            std::fprintf(stderr, "ragd: %s: %s\n", request_id.c_str(), message.c_str());
+            message = "internal error; the server log has the details under request id " + request_id;
+          }
+          Json err = {{"code", status}, {"type", ErrorTypeFor(ev.error.code())}, {"message", message}};
           SendEvent(plan.format->StreamError(err));
           response->End();
         } else {
