@@ -214,6 +214,8 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("server.cors_origins",
                  "origins whose pages may call the API (CORS), \"*\" for any; empty = off",
                  server.cors_origins),
+      RAGD_FIELD("server.metrics_token", "bearer token /metrics asks for; empty = public",
+                 server.metrics_token),
       RAGD_FIELD("models.dir", "model folder; empty = $RAGD_MODELS or ~/.cache/ragd/models", models.dir),
       RAGD_FIELD("models.llm",
                  "GGUF language models, relative to models.dir, or upstream pools (JSON objects); the first "

@@ -33,6 +33,7 @@ struct ServerConfig {
   std::string secure_cookies = "auto";  // "auto" (Secure behind a trusted TLS proxy), "always", "never"
   // Origins whose pages may call the API (CORS); "*" = any; none = off.
   std::vector<std::string> cors_origins;
+  std::string metrics_token;  // "" = /metrics is public; else it needs Authorization: Bearer <token>
 };
 
 struct AuthConfig {

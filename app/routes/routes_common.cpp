@@ -16,6 +16,13 @@ HttpResponse ModelsNotReady(const AppContext& ctx) {
   return r;
 }
 
+// Compares in time independent of where the strings differ.
+bool SameSecret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i % (b.size() + 1)]);
+  return diff == 0;
+}
+
 }  // namespace
 
 Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler handler) {
@@ -49,7 +56,16 @@ void RegisterHealthRoutes(HttpServer& http, AppContext& ctx) {
     }
     return ModelsNotReady(ctx);
   });
-  http.Route("GET", "/metrics", [&ctx](const HttpRequest&, HttpExchange&) {
+  // Public unless server.metrics_token is set: the figures name models,
+  // routes and load, which a deployment may not want to show everyone.
+  http.Route("GET", "/metrics", [&ctx](const HttpRequest& req, HttpExchange&) {
+    const std::string& token = ctx.config.server.metrics_token;
+    if (!token.empty() && !SameSecret(req.Header("authorization"), "Bearer " + token)) {
+      HttpResponse r = HttpResponse::Error(401, "authentication_error",
+                                           "/metrics needs Authorization: Bearer <server.metrics_token>");
+      r.headers.push_back({"WWW-Authenticate", "Bearer"});
+      return r;
+    }
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = ctx.metrics.Render();
