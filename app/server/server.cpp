@@ -1,9 +1,15 @@
 #include "app/server/server.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -16,15 +22,30 @@
 namespace ragd::app {
 namespace {
 
-void PrintAdminCredentials(const accounts::AdminBootstrap& admin, const Config& config) {
+// Generated credentials go to a file only the server's user can read, not
+// to the console, whose output often ends up in a shared log (journald,
+// docker logs, CI output).
+Status ReportAdminCredentials(const accounts::AdminBootstrap& admin, const Config& config) {
   std::printf("ragd: created the admin account '%s'\n", admin.username.c_str());
-  if (admin.password_generated)
-    std::printf("ragd:   password: %s   (generated; shown only now)\n", admin.password.c_str());
-  if (admin.api_key_generated)
-    std::printf("ragd:   API key:  %s   (generated; shown only now)\n", admin.api_key.c_str());
+  if (admin.password_generated || admin.api_key_generated) {
+    const std::string path = config.data_dir + "/admin-credentials.txt";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return Status::IoError("cannot write " + path + ": " + std::strerror(errno));
+    std::string text = "username: " + admin.username + "\n";
+    if (admin.password_generated) text += "password: " + admin.password + "\n";
+    if (admin.api_key_generated) text += "api_key: " + admin.api_key + "\n";
+    const bool written =
+        ::fchmod(fd, 0600) == 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const bool synced = ::fsync(fd) == 0;
+    ::close(fd);
+    if (!written || !synced) return Status::IoError("cannot write " + path);
+    std::printf("ragd:   generated credentials: %s (readable by this user only; delete it once read)\n",
+                path.c_str());
+  }
   std::printf("ragd:   sign in at http://%s:%lld/login\n", config.server.host.c_str(),
               static_cast<long long>(config.server.port));
   std::fflush(stdout);
+  return Status::Ok();
 }
 
 // The scheduler's gauges of one model, labelled with its id.
@@ -66,9 +87,14 @@ RagServer::~RagServer() { Stop(); }
 
 Status RagServer::Start() {
   const Config& c = ctx_.config;
+  // Everything the server writes (database, index, logs, credentials) is
+  // for this user only: files 0600, folders 0700.
+  ::umask(077);
   std::error_code ec;
   std::filesystem::create_directories(c.data_dir, ec);
   if (ec) return Status::IoError("cannot create data folder " + c.data_dir + ": " + ec.message());
+  std::filesystem::permissions(c.data_dir, std::filesystem::perms::owner_all, ec);
+  if (ec) return Status::IoError("cannot restrict data folder " + c.data_dir + ": " + ec.message());
 
   accounts::AccountsOptions aopts;
   aopts.db_path = c.data_dir + "/app.db";
@@ -87,7 +113,7 @@ Status RagServer::Start() {
   ctx_.accounts = std::move(accounts).value();
   auto admin = accounts::EnsureAdmin(*ctx_.accounts, [](const char* name) { return std::getenv(name); });
   if (!admin.ok()) return admin.status();
-  if (admin->created) PrintAdminCredentials(*admin, c);
+  if (admin->created) RAGD_RETURN_IF_ERROR(ReportAdminCredentials(*admin, c));
 
   RequestLogOptions lopts;
   lopts.path = c.log.file.empty() ? c.data_dir + "/requests.jsonl" : c.log.file;

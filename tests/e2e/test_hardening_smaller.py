@@ -1,9 +1,11 @@
 """Smaller hardening items: /metrics behind a token, no internal detail in
-answers, headers that keep answers out of caches and sniffers.
+answers, headers that keep answers out of caches and sniffers, private data
+files, and generated admin credentials in a private file, not on the console.
 
 The servers run without a model (/healthz only): none of this needs one.
 """
 import os
+import stat
 
 import pytest
 import requests
@@ -12,9 +14,17 @@ from conftest import ADMIN_KEY
 from hardening import start_modelless, stop
 
 
+def private_folder(tmp):
+    folder = os.path.join(tmp, "data")
+    os.makedirs(folder)
+    os.chmod(folder, 0o755)  # as a careless install leaves it: ragd makes it private
+    return folder
+
+
 @pytest.fixture(scope="module")
 def srv():
-    s = start_modelless("server.metrics_token=s3cret-scrape-token")
+    s = start_modelless("server.metrics_token=s3cret-scrape-token", data_dir=private_folder,
+                        env={"RAGD_ADMIN_PASSWORD": "", "RAGD_ADMIN_API_KEY": ""})
     yield s
     stop(s)
 
@@ -45,3 +55,22 @@ def test_model_load_failure_keeps_paths_out_of_answers(srv):
     assert "absent-secret-name" in srv.output()  # the operator still learns why
 
 
+def test_data_files_are_private(srv):
+    assert stat.S_IMODE(os.stat(srv.data_dir).st_mode) == 0o700
+    requests.get(srv.url + "/v1/me", timeout=10)  # something for the request log
+    for name in ("app.db", "requests.jsonl", "admin-credentials.txt"):
+        path = os.path.join(srv.data_dir, name)
+        assert os.path.exists(path), name
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, name
+
+
+def test_generated_admin_credentials_go_to_a_private_file_not_the_console(srv):
+    with open(os.path.join(srv.data_dir, "admin-credentials.txt")) as f:
+        fields = dict(line.split(": ", 1) for line in f.read().splitlines())
+    password, key = fields["password"], fields["api_key"]
+    assert password not in srv.output() and key not in srv.output()
+    assert "admin-credentials.txt" in srv.output()
+    r = requests.post(srv.url + "/v1/auth/login", json={"username": fields["username"], "password": password},
+                      timeout=60)
+    assert r.status_code == 200, r.text
+    assert requests.get(srv.url + "/v1/me", headers={"Authorization": f"Bearer {key}"}, timeout=10).status_code == 200
