@@ -1,7 +1,12 @@
 #include "accounts/quota.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <functional>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -22,12 +27,111 @@ struct QuotaLedger::Core {
   std::mutex mu;                                  // taken before the Db lock, never after
   std::unordered_map<int64_t, Account> accounts;  // guarded by mu
 
+  // The usage rows are written by one thread of the ledger's own, in the
+  // order posted, never by the thread that reports or settles (the
+  // inference thread must not wait on SQLite). A reservation's row is
+  // written at its first checkpoint and updated at each later one and at
+  // the end, so a crash loses at most the tokens since its last checkpoint.
+  std::mutex write_mu;
+  std::condition_variable write_cv;
+  std::deque<std::function<void()>> writes;  // guarded by write_mu
+  bool writing = false;                      // guarded by write_mu: a task is running
+  bool stopping = false;                     // guarded by write_mu
+  std::thread writer;
+  std::unordered_map<uint64_t, int64_t> row_of;  // writer thread only: reservation serial -> usage row id
+  std::atomic<uint64_t> next_serial{1};
+
+  ~Core() {
+    {
+      std::lock_guard<std::mutex> lock(write_mu);
+      stopping = true;
+    }
+    write_cv.notify_all();
+    if (writer.joinable()) writer.join();
+  }
+
+  void Start() {
+    writer = std::thread([this] { WriterLoop(); });
+  }
+
+  void Post(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(write_mu);
+      writes.push_back(std::move(task));
+    }
+    write_cv.notify_all();
+  }
+
+  // Returns once everything posted before has been written.
+  void Flush() {
+    std::unique_lock<std::mutex> lock(write_mu);
+    write_cv.wait(lock, [&] { return writes.empty() && !writing; });
+  }
+
+  void WriterLoop() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(write_mu);
+        write_cv.wait(lock, [&] { return stopping || !writes.empty(); });
+        if (writes.empty()) return;  // stopping, and everything written
+        task = std::move(writes.front());
+        writes.pop_front();
+        writing = true;
+      }
+      task();
+      {
+        std::lock_guard<std::mutex> lock(write_mu);
+        writing = false;
+      }
+      write_cv.notify_all();
+    }
+  }
+
+  // Writer thread: the row of reservation `serial` with these totals,
+  // inserted at its first write and updated afterwards; `last` ends it.
+  void WriteRow(uint64_t serial, int64_t user_id, const std::string& route, int64_t prompt,
+                int64_t completion, int64_t time, bool completed, bool last) {
+    auto lock = db->Lock();
+    auto it = row_of.find(serial);
+    Status written;
+    if (it == row_of.end()) {
+      Result<Statement> insert = db->Prepare(
+          "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at, completed) "
+          "VALUES (?, ?, ?, ?, ?, ?)");
+      written = insert.status();
+      if (insert.ok()) {
+        insert->Bind(1, user_id).Bind(2, route).Bind(3, prompt).Bind(4, completion).Bind(5, time);
+        insert->Bind(6, int64_t{completed ? 1 : 0});
+        written = insert->Run();
+        if (written.ok() && !last) row_of[serial] = db->LastInsertRowId();
+      }
+    } else {
+      Result<Statement> update = db->Prepare(
+          "UPDATE usage SET prompt_tokens = ?, completion_tokens = ?, created_at = ?, completed = ? "
+          "WHERE id = ?");
+      written = update.status();
+      if (update.ok()) {
+        update->Bind(1, prompt).Bind(2, completion).Bind(3, time).Bind(4, int64_t{completed ? 1 : 0});
+        update->Bind(5, it->second);
+        written = update->Run();
+      }
+      if (last) row_of.erase(it);
+    }
+    // Nobody waits for this write: the charge holds in memory regardless.
+    if (!written.ok())
+      std::fprintf(stderr, "ragd: cannot record %lld tokens of user %lld: %s\n",
+                   static_cast<long long>(prompt + completion), static_cast<long long>(user_id),
+                   written.message().c_str());
+  }
+
   // The user's account moved to the period containing `now`; `used` is
   // reloaded from the usage rows when the period changed. Caller holds mu.
   Result<Account*> Touch(int64_t user_id, int64_t now) {
     Account& account = accounts[user_id];
     int64_t start = PeriodStart(options.period, now);
     if (account.period_start == start) return &account;
+    Flush();  // the rows posted so far are in the sum
     auto lock = db->Lock();
     Result<Statement> query = db->Prepare(
         "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM usage "
@@ -59,7 +163,7 @@ struct QuotaLedger::Core {
   // Ends a reservation of `reserved` tokens: charges prompt + completion and,
   // when `record`, writes the usage row. The account is moved to the current
   // period first, so a reload cannot count the new row twice.
-  Status Finish(int64_t user_id, int64_t reserved, int64_t prompt, int64_t completion,
+  Status Finish(uint64_t serial, int64_t user_id, int64_t reserved, int64_t prompt, int64_t completion,
                 const std::string& route, bool record, bool completed) {
     std::lock_guard<std::mutex> lock(mu);
     int64_t now = clock->NowSeconds();
@@ -67,20 +171,12 @@ struct QuotaLedger::Core {
     Account& account = accounts[user_id];  // same entry; still valid when the reload failed
     account.reserved -= reserved;
     account.used += prompt + completion;
-    if (!record) return touched.status();
-    auto db_lock = db->Lock();
-    Result<Statement> insert = db->Prepare(
-        "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at, completed) "
-        "VALUES (?, ?, ?, ?, ?, ?)");
-    if (!insert.ok()) return insert.status();
-    insert->Bind(1, user_id)
-        .Bind(2, route)
-        .Bind(3, prompt)
-        .Bind(4, completion)
-        .Bind(5, now)
-        .Bind(6, int64_t{completed ? 1 : 0});
-    Status written = insert->Run();
-    return written.ok() ? touched.status() : written;
+    // Posted under mu, after Touch: a reload cannot count this row twice.
+    if (record)
+      Post([this, serial, user_id, route, prompt, completion, now, completed] {
+        WriteRow(serial, user_id, route, prompt, completion, now, completed, /*last=*/true);
+      });
+    return touched.status();
   }
 };
 
@@ -94,6 +190,8 @@ struct Reservation::State {
   std::string route;
   std::atomic<int64_t> reported_prompt{0};
   std::atomic<int64_t> reported_completion{0};
+  std::atomic<int64_t> checkpointed{0};  // tokens in the row so far
+  uint64_t serial = 0;                   // names the reservation's usage row
   bool active = true;
 };
 
@@ -117,16 +215,29 @@ int64_t Reservation::user_id() const { return state_ ? state_->user_id : 0; }
 
 void Reservation::Report(int64_t prompt_tokens, int64_t completion_tokens) {
   if (!state_) return;
-  state_->reported_prompt.store(std::max<int64_t>(0, prompt_tokens));
-  state_->reported_completion.store(std::max<int64_t>(0, completion_tokens));
+  const int64_t prompt = std::max<int64_t>(0, prompt_tokens),
+                completion = std::max<int64_t>(0, completion_tokens);
+  state_->reported_prompt.store(prompt);
+  state_->reported_completion.store(completion);
+  // A checkpoint at the first report and every kCheckpointTokens after it.
+  const int64_t total = prompt + completion;
+  int64_t last = state_->checkpointed.load();
+  if (total == 0 || (last != 0 && total < last + kCheckpointTokens)) return;
+  if (!state_->checkpointed.compare_exchange_strong(last, total)) return;  // another thread took this one
+  QuotaLedger::Core* core = state_->core.get();
+  const int64_t now = core->clock->NowSeconds();
+  core->Post([core, serial = state_->serial, user = state_->user_id, route = state_->route, prompt,
+              completion, now] {
+    core->WriteRow(serial, user, route, prompt, completion, now, /*completed=*/false, /*last=*/false);
+  });
 }
 
 Status Reservation::Settle(int64_t prompt_tokens, int64_t completion_tokens) {
   if (!active()) return Status::InvalidArgument("reservation already settled or released");
   if (prompt_tokens < 0 || completion_tokens < 0) return Status::InvalidArgument("token counts must be >= 0");
   state_->active = false;
-  return state_->core->Finish(state_->user_id, state_->tokens, prompt_tokens, completion_tokens,
-                              state_->route,
+  return state_->core->Finish(state_->serial, state_->user_id, state_->tokens, prompt_tokens,
+                              completion_tokens, state_->route,
                               /*record=*/true, /*completed=*/true);
 }
 
@@ -135,7 +246,8 @@ Status Reservation::Release() {
   state_->active = false;
   int64_t prompt = state_->reported_prompt.load();
   int64_t completion = state_->reported_completion.load();
-  return state_->core->Finish(state_->user_id, state_->tokens, prompt, completion, state_->route,
+  return state_->core->Finish(state_->serial, state_->user_id, state_->tokens, prompt, completion,
+                              state_->route,
                               /*record=*/prompt + completion > 0, /*completed=*/false);
 }
 
@@ -168,9 +280,14 @@ QuotaLedger::QuotaLedger(std::shared_ptr<Db> db, const Clock* clock, QuotaOption
   core_->db = std::move(db);
   core_->clock = clock;
   core_->options = options;
+  core_->Start();
 }
 
-QuotaLedger::~QuotaLedger() = default;
+void QuotaLedger::Flush() { core_->Flush(); }
+
+// The rows posted so far are written before the ledger goes (its thread
+// lives on while reservations hold its state).
+QuotaLedger::~QuotaLedger() { core_->Flush(); }
 
 int64_t QuotaLedger::LimitFor(const User& user) const {
   return user.token_quota.value_or(core_->options.tokens_per_period);
@@ -194,6 +311,7 @@ Result<Reservation> QuotaLedger::Reserve(const User& user, int64_t tokens, std::
   state->user_id = user.id;
   state->tokens = tokens;
   state->limit = limit;
+  state->serial = core_->next_serial++;
   state->route = std::move(route);
   return Reservation(std::move(state));
 }
@@ -228,6 +346,7 @@ Result<QuotaStatus> QuotaLedger::GetStatus(const User& user) {
 }
 
 Result<std::vector<DayUsage>> QuotaLedger::DailyUsage(int64_t user_id, int64_t since_unix_s) {
+  core_->Flush();  // the rows of requests settled so far are in the sums
   auto lock = core_->db->Lock();
   Result<Statement> query = core_->db->Prepare(
       "SELECT date(created_at, 'unixepoch') AS day, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*), "

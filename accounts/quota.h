@@ -10,6 +10,15 @@
 //      (user, route, prompt, completion, time) is written to app.db.
 //   A Reservation dropped or Release()d without Settle (client gone, error,
 //   cancel) charges what was last Report()ed and writes a row if non-zero.
+//
+// Durability: the usage row of a reservation is written at its first
+// Report() with tokens (the prompt, once it is computed), updated every
+// kCheckpointTokens reported tokens after that, and finally at Settle or
+// Release. A crash (kill -9) therefore loses at most the tokens reported
+// since the last of these settle points, never those before; the row left
+// behind has completed = 0. The rows are written by the ledger's own thread
+// in the order posted: Report, Settle and Release never wait on SQLite
+// (Flush() waits for what was posted).
 //   Embeddings: Reserve(user, input_tokens) then Settle(input_tokens, 0), or
 //   Charge() which does both.
 //
@@ -94,9 +103,10 @@ class Reservation {
 
   // Records the running totals so far (cumulative, not increments). Any thread.
   void Report(int64_t prompt_tokens, int64_t completion_tokens);
-  // Charges the real counts and returns the rest. InvalidArgument for negative
-  // counts or when no longer active; IoError when the usage row could not be
-  // written (the charge still holds in memory).
+  // Charges the real counts and returns the rest; the usage row is written
+  // by the ledger's thread (a failure there is logged: the charge still
+  // holds in memory). InvalidArgument for negative counts or when no longer
+  // active.
   Status Settle(int64_t prompt_tokens, int64_t completion_tokens);
   // Charges what was reported and returns the rest. Ok when not active.
   Status Release();
@@ -113,6 +123,9 @@ class Reservation {
   explicit Reservation(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
+
+// Reported tokens between two durable checkpoints of a reservation's row.
+inline constexpr int64_t kCheckpointTokens = 32;
 
 class QuotaLedger {
  public:
@@ -143,6 +156,10 @@ class QuotaLedger {
   Result<std::vector<DayUsage>> DailyUsage(int64_t user_id, int64_t since_unix_s);
   // GetStatus plus DailyUsage over the last `days` UTC days (today included).
   Result<UsageReport> GetUsage(const User& user, int64_t days = 31);
+
+  // Returns once every usage row posted so far is written (the ledger's
+  // destructor writes the rest too).
+  void Flush();
 
   struct Core;
 
