@@ -5,10 +5,14 @@
 #include <faiss/IndexHNSW.h>
 #include <faiss/IndexIDMap.h>
 #include <faiss/index_io.h>
+#include <fcntl.h>
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -119,6 +123,21 @@ Result<std::unique_ptr<VectorIndex>> VectorIndex::Load(const std::string& path,
   return index;
 }
 
+namespace {
+
+// fsync of a file or folder opened with `flags`.
+Status SyncPath(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return Status::IoError("cannot open " + path + " to sync it: " + std::strerror(errno));
+  const bool ok = ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!ok) return Status::IoError("cannot sync " + path + ": " + std::strerror(err));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status VectorIndex::Save(const std::string& path) const {
   std::shared_lock lock(mutex_);
   const std::string tmp = path + ".tmp";
@@ -128,10 +147,18 @@ Status VectorIndex::Save(const std::string& path) const {
     std::remove(tmp.c_str());
     return Status::IoError("cannot write " + tmp + ": " + e.what());
   }
+  // The bytes reach the disk before the rename makes them the index, and
+  // the rename itself before Save returns: after a power loss the file is
+  // the old index or the new one, never a torn one.
+  if (Status st = SyncPath(tmp, O_RDONLY); !st.ok()) {
+    std::remove(tmp.c_str());
+    return st;
+  }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) return Status::IoError("cannot rename " + tmp + ": " + ec.message());
-  return Status::Ok();
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return SyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
 }
 
 Status VectorIndex::Add(std::span<const int64_t> ids, std::span<const float> vectors) {
