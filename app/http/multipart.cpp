@@ -1,6 +1,7 @@
 #include "app/http/multipart.h"
 
 #include <cctype>
+#include <string>
 
 #include "common/text.h"
 
@@ -54,6 +55,10 @@ Result<std::vector<FormPart>> ParseMultipart(std::string_view body, std::string_
     if (headers_end == std::string_view::npos) return Status::InvalidArgument("truncated multipart headers");
     FormPart part;
     std::string_view headers = body.substr(pos, headers_end - pos);
+    if (headers.size() > kMaxPartHeaderBytes)
+      return Status::InvalidArgument("multipart part headers longer than " +
+                                     std::to_string(kMaxPartHeaderBytes) + " bytes");
+    if (!IsValidUtf8(headers)) return Status::InvalidArgument("multipart part headers are not valid UTF-8");
     while (!headers.empty()) {
       size_t eol = headers.find("\r\n");
       std::string_view line = headers.substr(0, eol);
@@ -73,6 +78,14 @@ Result<std::vector<FormPart>> ParseMultipart(std::string_view body, std::string_
     const size_t next = body.find("\r\n" + delim, data_start);
     if (next == std::string_view::npos) return Status::InvalidArgument("truncated multipart body");
     part.data = body.substr(data_start, next - data_start);
+    if (part.filename.empty()) {
+      if (part.data.size() > kMaxFieldBytes)
+        return Status::InvalidArgument("multipart field '" + part.name.substr(0, 64) + "' is longer than " +
+                                       std::to_string(kMaxFieldBytes) + " bytes");
+      if (!IsValidUtf8(part.data))
+        return Status::InvalidArgument("multipart field '" + part.name.substr(0, 64) +
+                                       "' is not valid UTF-8");
+    }
     parts.push_back(std::move(part));
     pos = next + 2;
     if (parts.size() > 64) return Status::InvalidArgument("too many multipart parts");

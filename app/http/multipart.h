@@ -19,7 +19,15 @@ struct FormPart {
 // The boundary parameter of a multipart Content-Type, or InvalidArgument.
 Result<std::string> MultipartBoundary(std::string_view content_type);
 
+// Limits on what a part may carry besides a file's bytes: its header block,
+// and the value of a plain field (no filename, e.g. "title").
+inline constexpr size_t kMaxPartHeaderBytes = 8192;
+inline constexpr size_t kMaxFieldBytes = 4096;
+
 // Splits `body` into its parts. The parts view `body`, which must outlive them.
+// InvalidArgument for a malformed body, a header block over
+// kMaxPartHeaderBytes, a plain field over kMaxFieldBytes, or a name,
+// filename, content type or plain field that is not valid UTF-8.
 Result<std::vector<FormPart>> ParseMultipart(std::string_view body, std::string_view boundary);
 
 }  // namespace ragd::app

@@ -1,6 +1,7 @@
 // The HTTP boundary against careless or hostile input: server errors that
-// keep internal detail out of the answer, and the headers every response
-// carries. A real HttpServer on a loopback port, talked to over a socket.
+// keep internal detail out of the answer, the headers every response
+// carries, and multipart parts whose headers or plain fields are too long or
+// not UTF-8. A real HttpServer on a loopback port, talked to over a socket.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "app/http/http_server.h"
+#include "app/http/multipart.h"
 
 namespace ragd::app {
 namespace {
@@ -85,6 +87,45 @@ TEST_F(HttpHardeningTest, ResponsesAreNeitherSniffedNorCached) {
     EXPECT_NE(r.find("X-Content-Type-Options: nosniff\r\n"), std::string::npos) << r;
     EXPECT_NE(r.find("Cache-Control: no-store\r\n"), std::string::npos) << r;
   }
+}
+
+std::string Part(const std::string& headers, const std::string& data) {
+  return "--b\r\n" + headers + "\r\n\r\n" + data + "\r\n";
+}
+
+TEST(MultipartLimitsTest, PartHeadersAreCapped) {
+  const std::string body = Part("Content-Disposition: form-data; name=\"file\"; filename=\"" +
+                                    std::string(kMaxPartHeaderBytes, 'a') + "\"",
+                                "x") +
+                           "--b--\r\n";
+  EXPECT_FALSE(ParseMultipart(body, "b").ok());
+}
+
+TEST(MultipartLimitsTest, PlainFieldsAreCappedButFilesAreNot) {
+  const std::string big(kMaxFieldBytes + 1, 't');
+  EXPECT_FALSE(
+      ParseMultipart(Part("Content-Disposition: form-data; name=\"title\"", big) + "--b--\r\n", "b").ok());
+  auto file = ParseMultipart(
+      Part("Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"", big) + "--b--\r\n", "b");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ((*file)[0].data.size(), big.size());
+}
+
+TEST(MultipartLimitsTest, HeadersAndPlainFieldsMustBeUtf8) {
+  EXPECT_FALSE(
+      ParseMultipart(Part("Content-Disposition: form-data; name=\"title\"", "caf\xe9") + "--b--\r\n", "b")
+          .ok());
+  EXPECT_FALSE(
+      ParseMultipart(
+          Part("Content-Disposition: form-data; name=\"file\"; filename=\"\xff.txt\"", "x") + "--b--\r\n",
+          "b")
+          .ok());
+  // A file's own bytes may be anything.
+  EXPECT_TRUE(
+      ParseMultipart(
+          Part("Content-Disposition: form-data; name=\"file\"; filename=\"a.bin\"", "\xff\xfe") + "--b--\r\n",
+          "b")
+          .ok());
 }
 
 }  // namespace
