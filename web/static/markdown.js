@@ -27,12 +27,37 @@
   // ---------------------------------------------------------------- blocks
 
   var FENCE_RE = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/;
-  var HEADING_RE = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+  // Only the opening of an ATX heading: its text and closing #s are cut by
+  // parseHeading in one pass. A single regex with a lazy text group before
+  // optional closing #s backtracks quadratically on a long line of spaces
+  // (a crafted answer froze the tab).
+  var HEADING_RE = /^ {0,3}(#{1,6})(?=[ \t]|$)/;
   var HR_RE = /^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$/;
   var SETEXT_RE = /^ {0,3}(=+|-+)[ \t]*$/;
   var QUOTE_RE = /^ {0,3}> ?(.*)$/;
   var LIST_RE = /^( *)([-*+]|\d{1,9}[.)])([ \t]+|$)(.*)$/;
   var TABLE_DELIM_RE = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
+
+  function isSpace(c) {
+    return c === " " || c === "\t";
+  }
+
+  // An ATX heading's level and text, or null: "## Title ##" -> {2, "Title"}.
+  function parseHeading(line) {
+    var m = HEADING_RE.exec(line);
+    if (!m) return null;
+    var rest = line.slice(m[0].length);
+    var end = rest.length;
+    while (end > 0 && isSpace(rest[end - 1])) end--;
+    var hashes = end;
+    while (hashes > 0 && rest[hashes - 1] === "#") hashes--;
+    // A closing sequence of #s counts only after a space (or alone).
+    if (hashes < end && (hashes === 0 || isSpace(rest[hashes - 1]))) end = hashes;
+    var start = 0;
+    while (start < end && isSpace(rest[start])) start++;
+    while (end > start && isSpace(rest[end - 1])) end--;
+    return { level: m[1].length, text: rest.slice(start, end) };
+  }
 
   function isBlank(line) {
     return /^[ \t]*$/.test(line);
@@ -201,9 +226,9 @@
         i++;
         continue;
       }
-      if ((m = HEADING_RE.exec(line))) {
+      if ((m = parseHeading(line))) {
         flush();
-        blocks.push({ t: "h", level: m[1].length, c: parseInline(m[2] || "") });
+        blocks.push({ t: "h", level: m.level, c: parseInline(m.text) });
         i++;
         continue;
       }
