@@ -68,6 +68,14 @@ struct GenerationRequest {
   // When set, only tokens whose text continues a text the grammar accepts are
   // sampled, and generation ends only where it may (grammar/json_grammar.h).
   std::shared_ptr<const JsonGrammar> grammar;
+  // Whose prompt this is. A request must not learn another's prompt or
+  // answer from the shared state that makes it faster (the prefix cache and
+  // its cached_tokens count, the scheduler's shared draft phrasing): prompt
+  // positions past the first `shared_prefix` (text the server wrote, such as
+  // RAG rules) are reused only between requests of the same scope, and
+  // drafts come only from answers of the same scope. 0 is one scope for all.
+  uint64_t cache_scope = 0;
+  int64_t shared_prefix = 0;
 };
 
 struct GenerationStats {

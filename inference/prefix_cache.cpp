@@ -21,22 +21,30 @@ PrefixCache::PrefixCache(const ModelConfig& config, PrefixCacheOptions options)
   block_bytes_ = static_cast<size_t>(config.n_layer) * 2 * options_.block_tokens * KvCache::RowBytes(config);
 }
 
-uint64_t PrefixCache::ChainHash(uint64_t parent, std::span<const TokenId> block) const {
+uint64_t PrefixCache::ChainHash(uint64_t parent, std::span<const TokenId> block, uint64_t scope) const {
   uint64_t h = Mix(parent, block.size());
+  if (scope != 0) h = Mix(h, scope);
   for (TokenId t : block) h = Mix(h, static_cast<uint32_t>(t));
   return h;
 }
 
-PrefixCache::Block* PrefixCache::Find(uint64_t hash, uint64_t parent, std::span<const TokenId> block) {
+uint64_t PrefixCache::BlockScope(int64_t index, PrefixScope scope) const {
+  return (index + 1) * options_.block_tokens <= scope.shared_prefix ? 0 : scope.scope;
+}
+
+PrefixCache::Block* PrefixCache::Find(uint64_t hash, uint64_t parent, std::span<const TokenId> block,
+                                      uint64_t scope) {
   auto it = blocks_.find(hash);
   if (it == blocks_.end()) return nullptr;
   Block& b = it->second;
-  if (b.parent != parent || !std::equal(block.begin(), block.end(), b.tokens.begin(), b.tokens.end()))
+  if (b.parent != parent || b.scope != scope ||
+      !std::equal(block.begin(), block.end(), b.tokens.begin(), b.tokens.end()))
     return nullptr;
   return &b;
 }
 
-int64_t PrefixCache::Restore(std::span<const TokenId> tokens, int64_t max_positions, KvCache* cache) {
+int64_t PrefixCache::Restore(std::span<const TokenId> tokens, int64_t max_positions, KvCache* cache,
+                             PrefixScope scope) {
   if (!enabled()) return 0;
   ++stats_.queries;
   const int64_t bt = options_.block_tokens;
@@ -45,8 +53,9 @@ int64_t PrefixCache::Restore(std::span<const TokenId> tokens, int64_t max_positi
   uint64_t parent = 0;
   for (int64_t i = 0; i < n_blocks; ++i) {
     auto block = tokens.subspan(i * bt, bt);
-    const uint64_t h = ChainHash(parent, block);
-    Block* b = Find(h, parent, block);
+    const uint64_t s = BlockScope(i, scope);
+    const uint64_t h = ChainHash(parent, block, s);
+    Block* b = Find(h, parent, block, s);
     if (b == nullptr) break;
     chain.push_back(b);
     parent = h;
@@ -69,7 +78,8 @@ int64_t PrefixCache::Restore(std::span<const TokenId> tokens, int64_t max_positi
   return n;
 }
 
-void PrefixCache::Store(std::span<const TokenId> tokens, int64_t limit, const KvCache& cache) {
+void PrefixCache::Store(std::span<const TokenId> tokens, int64_t limit, const KvCache& cache,
+                        PrefixScope scope) {
   if (!enabled()) return;
   const int64_t bt = options_.block_tokens;
   const int64_t n_blocks = std::min<int64_t>(static_cast<int64_t>(tokens.size()), limit) / bt;
@@ -78,8 +88,9 @@ void PrefixCache::Store(std::span<const TokenId> tokens, int64_t limit, const Kv
   uint64_t parent = 0;
   for (int64_t i = 0; i < n_blocks; ++i) {
     auto block = tokens.subspan(i * bt, bt);
-    const uint64_t h = ChainHash(parent, block);
-    Block* kept = Find(h, parent, block);
+    const uint64_t s = BlockScope(i, scope);
+    const uint64_t h = ChainHash(parent, block, s);
+    Block* kept = Find(h, parent, block, s);
     if (kept == nullptr) {
       if (blocks_.count(h) != 0) break;  // a colliding block holds the name: keep it
       bool held = true;
@@ -88,6 +99,7 @@ void PrefixCache::Store(std::span<const TokenId> tokens, int64_t limit, const Kv
       if (!held) break;
       Block b;
       b.parent = parent;
+      b.scope = s;
       b.tokens.assign(block.begin(), block.end());
       b.kv.resize(block_bytes_);
       for (int layer = 0; layer < cache.n_layer(); ++layer) {

@@ -27,6 +27,7 @@ std::string Mib(size_t bytes) {
 
 struct Scheduler::Job {
   std::unique_ptr<Sequence> seq;
+  PrefixScope scope;  // the request's cache_scope and shared_prefix
   SchedulerCallback callback;
   CancelHandle cancel;
   size_t kv_bytes = 0;  // what its cache takes, counted against the budget from admission
@@ -75,6 +76,32 @@ Scheduler::~Scheduler() {
   thread_.join();
 }
 
+const SharedPhrasing* Scheduler::PhrasingFor(uint64_t scope) const {
+  if (scope == 0) return &shared_;
+  auto it = scoped_phrasing_.find(scope);
+  return it == scoped_phrasing_.end() ? nullptr : &it->second;
+}
+
+SharedPhrasing& Scheduler::KeepPhrasing(uint64_t scope) {
+  if (scope == 0) return shared_;
+  auto it = scoped_phrasing_.find(scope);
+  if (it != scoped_phrasing_.end()) {
+    std::erase(scope_lru_, scope);
+    scope_lru_.push_front(scope);
+    return it->second;
+  }
+  // Each scope keeps fewer answers than the shared one, and only the most
+  // recent scopes are kept, so the memory stays bounded however many users.
+  constexpr size_t kMaxScopes = 32;
+  if (scope_lru_.size() >= kMaxScopes) {
+    scoped_phrasing_.erase(scope_lru_.back());
+    scope_lru_.pop_back();
+  }
+  scope_lru_.push_front(scope);
+  const int capacity = options_.speculative ? std::max(1, options_.draft.shared_answers / 8) : 0;
+  return scoped_phrasing_.try_emplace(scope, capacity, options_.draft.ngram_max).first->second;
+}
+
 int64_t Scheduler::Spare() const { return options_.speculative ? options_.draft.max_draft : 0; }
 
 Result<CancelHandle> Scheduler::Submit(const GenerationRequest& request, SchedulerCallback callback) {
@@ -83,6 +110,7 @@ Result<CancelHandle> Scheduler::Submit(const GenerationRequest& request, Schedul
   if (!seq.ok()) return seq.status();
   auto job = std::make_unique<Job>();
   job->seq = std::move(seq).value();
+  job->scope = {request.cache_scope, request.shared_prefix};
   job->ngrams = NgramCounts(options_.draft.ngram_max);
   job->kv_bytes = KvCache::BytesFor(engine_.model_->config(), job->seq->kv_capacity(), Spare());
   if (job->kv_bytes > options_.kv_budget_bytes) {
@@ -172,8 +200,8 @@ void Scheduler::Admit(std::vector<std::unique_ptr<Job>>& active) {
     job->cache = engine_.model_->NewCache(job->seq->kv_capacity(), Spare());
     // At least the last prompt token is computed: its logits give the first token.
     const auto prompt = job->seq->prompt();
-    job->stats.cached_tokens =
-        static_cast<int>(prefix_.Restore(prompt, static_cast<int64_t>(prompt.size()) - 1, job->cache.get()));
+    job->stats.cached_tokens = static_cast<int>(
+        prefix_.Restore(prompt, static_cast<int64_t>(prompt.size()) - 1, job->cache.get(), job->scope));
     active.push_back(std::move(job));
   }
 }
@@ -275,7 +303,7 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
 
 void Scheduler::AfterPrefill(Job& job) {
   const auto prompt = job.seq->prompt();
-  prefix_.Store(prompt, job.cache->n_past(), *job.cache);
+  prefix_.Store(prompt, job.cache->n_past(), *job.cache, job.scope);
   if (job.cache->n_past() < static_cast<int64_t>(prompt.size())) return;
   FinishReason reason = FinishReason::kNone;
   auto chunk = job.seq->Step(job.logits, &reason);
@@ -324,8 +352,9 @@ void Scheduler::AfterDecode(Job& job) {
 void Scheduler::ProposeFor(Job& job, DraftOffer* offer) const {
   // A draft token is worth proposing only if it could still be accepted.
   const int room = job.seq->max_completion() - job.seq->completion_tokens() - 1;
-  ProposeDraft(CountNgrams(job), job.ngrams, shared_.answers() > 0 ? &shared_ : nullptr, options_.draft, room,
-               &job.draft, &job.draft_sources);
+  const SharedPhrasing* shared = PhrasingFor(job.scope.scope);
+  ProposeDraft(CountNgrams(job), job.ngrams, shared != nullptr && shared->answers() > 0 ? shared : nullptr,
+               options_.draft, room, &job.draft, &job.draft_sources);
   double all_hold = 1;
   for (const DraftSource& source : job.draft_sources)
     offer->chance.push_back(all_hold *= acceptance_.chance(source));
@@ -366,7 +395,7 @@ void Scheduler::End(Job& job, FinishReason reason) {
   if (options_.speculative) {
     const std::span<const TokenId> tokens = job.seq->tokens();
     const auto n_prompt = static_cast<size_t>(job.seq->prompt_tokens());
-    shared_.Add(tokens.first(n_prompt), tokens.subspan(n_prompt));
+    KeepPhrasing(job.scope.scope).Add(tokens.first(n_prompt), tokens.subspan(n_prompt));
   }
   SchedulerEvent ev;
   ev.kind = SchedulerEvent::Kind::kDone;

@@ -28,9 +28,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -116,12 +118,20 @@ class Scheduler {
   void Fail(Job& job, const Status& status);
   void Close(Job& job, SchedulerEvent last);  // the job's last event; frees its cache
   int64_t Spare() const;                      // KV slots a sliding layer keeps beyond its window
+  // The draft phrasing of a cache scope (GenerationRequest::cache_scope):
+  // the shared one for scope 0, else the scope's own (null when it has none).
+  const SharedPhrasing* PhrasingFor(uint64_t scope) const;
+  SharedPhrasing& KeepPhrasing(uint64_t scope);  // created on first use; loop thread only
 
   Engine& engine_;
   SchedulerOptions options_;
-  PrefixCache prefix_;          // loop thread only
-  StepCostModel step_cost_;     // loop thread only: what a decode row costs, for the draft plan
-  SharedPhrasing shared_;       // loop thread only: earlier answers' common phrasing, for drafts
+  PrefixCache prefix_;       // loop thread only
+  StepCostModel step_cost_;  // loop thread only: what a decode row costs, for the draft plan
+  SharedPhrasing shared_;    // loop thread only: earlier answers' common phrasing, for drafts
+  // Loop thread only: the phrasing of each recent scope's own answers, most
+  // recently used scope first in scope_lru_.
+  std::unordered_map<uint64_t, SharedPhrasing> scoped_phrasing_;
+  std::list<uint64_t> scope_lru_;
   DraftAcceptance acceptance_;  // loop thread only: what each source's draft tokens are worth
 
   mutable std::mutex mu_;

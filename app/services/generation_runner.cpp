@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <random>
+#include <span>
 
 #include "retrieval/attribution.h"
 
@@ -309,6 +311,29 @@ std::optional<HttpResponse> AdmitGeneration(AppContext& ctx, const accounts::Use
   return Admit(ctx, user, budget, plan.route, admitted);
 }
 
+// How many leading tokens of `prompt` (a RAG prompt for `engine`) are the
+// server's rules, shared by every user's prompts: the common prefix with the
+// prompt of an empty question without sources (one per engine, made once).
+int64_t RulesPrefix(const inference::Engine& engine, std::span<const inference::TokenId> prompt) {
+  static std::mutex mu;
+  static std::map<const inference::Engine*, std::vector<inference::TokenId>> probes;  // GUARDED_BY(mu)
+  std::vector<inference::TokenId> probe;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = probes.find(&engine);
+    if (it == probes.end()) {
+      auto ids = engine.chat_template() != inference::ChatTemplate::kNone
+                     ? engine.FormatChat(BuildRagConversation("", {}))
+                     : engine.PlainPrompt(BuildRagPrompt("", {}));
+      it = probes.emplace(&engine, ids.ok() ? std::move(ids).value() : std::vector<inference::TokenId>())
+               .first;
+    }
+    probe = it->second;
+  }
+  const auto end = std::mismatch(prompt.begin(), prompt.end(), probe.begin(), probe.end());
+  return static_cast<int64_t>(end.first - prompt.begin());
+}
+
 Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, GenerationPlan* plan) {
   RagQuestion q = question;
   q.abstain_dense_below = ctx.config.rag.abstain_dense_below;
@@ -320,6 +345,7 @@ Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, Generation
   plan->retrieval_ms = answer->retrieval_ms;
   plan->abstention = std::move(answer->abstention);
   plan->request = std::move(answer->request);
+  plan->request.shared_prefix = RulesPrefix(*plan->llm->engine, plan->request.prompt);
   return Status::Ok();
 }
 
@@ -393,6 +419,9 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
                                 n_prompt, n_ctx);
   }
   plan.request.max_tokens = static_cast<int>(std::min<int64_t>(plan.request.max_tokens, n_ctx - n_prompt));
+  // What this user's prompt and answer leave in the prefix cache and the
+  // draft phrasing serves this user only (past the shared rules).
+  plan.request.cache_scope = static_cast<uint64_t>(user.id);
 
   if (auto refused = admission.Resize(ctx.metrics, n_prompt + plan.request.max_tokens)) {
     admission.Cancel();
