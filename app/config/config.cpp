@@ -103,6 +103,10 @@ Status Validate(const Config& c) {
   RAGD_RETURN_IF_ERROR(range("server.max_json_bytes", c.server.max_json_bytes, 1024, int64_t{1} << 30));
   RAGD_RETURN_IF_ERROR(range("server.max_upload_bytes", c.server.max_upload_bytes, 1024, int64_t{4} << 30));
   RAGD_RETURN_IF_ERROR(range("server.stream_timeout_s", c.server.stream_timeout_s, 1, 86400));
+  RAGD_RETURN_IF_ERROR(range("server.header_timeout_s", c.server.header_timeout_s, 1, 3600));
+  RAGD_RETURN_IF_ERROR(range("server.max_connections", c.server.max_connections, 1, 1 << 20));
+  RAGD_RETURN_IF_ERROR(
+      range("server.max_connections_per_address", c.server.max_connections_per_address, 0, 1 << 20));
   if (c.server.secure_cookies != "auto" && c.server.secure_cookies != "always" &&
       c.server.secure_cookies != "never")
     return Status::InvalidArgument(
@@ -205,6 +209,11 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("server.max_json_bytes", "largest JSON request body", server.max_json_bytes),
       RAGD_FIELD("server.max_upload_bytes", "largest multipart upload request", server.max_upload_bytes),
       RAGD_FIELD("server.stream_timeout_s", "longest a streamed answer may take", server.stream_timeout_s),
+      RAGD_FIELD("server.header_timeout_s", "seconds for a request's line and headers, every request",
+                 server.header_timeout_s),
+      RAGD_FIELD("server.max_connections", "open connections at most", server.max_connections),
+      RAGD_FIELD("server.max_connections_per_address", "open connections from one address; 0 = no cap",
+                 server.max_connections_per_address),
       RAGD_FIELD("server.web_dir", "browser pages; empty = those installed beside the binary",
                  server.web_dir),
       RAGD_FIELD("server.trust_proxy", "believe X-Forwarded-Proto/-Host/-For from a proxy in front",

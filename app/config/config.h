@@ -28,9 +28,12 @@ struct ServerConfig {
   int64_t max_json_bytes = 1 << 20;     // largest JSON request body
   int64_t max_upload_bytes = 32 << 20;  // largest multipart upload request
   int64_t stream_timeout_s = 900;       // longest a streamed answer may take
-  std::string web_dir;                  // browser pages; "" = beside the binary (app/server/web_dir.h)
-  bool trust_proxy = false;             // believe X-Forwarded-Proto/-Host/-For from the proxy in front
-  std::string secure_cookies = "auto";  // "auto" (Secure behind a trusted TLS proxy), "always", "never"
+  int64_t header_timeout_s = 30;        // a request's line and headers, on every request of a connection
+  int64_t max_connections = 4096;       // open connections at most; more get 503 and are closed
+  int64_t max_connections_per_address = 128;  // from one client address; 0 = no cap (behind a proxy: none)
+  std::string web_dir;                        // browser pages; "" = beside the binary (app/server/web_dir.h)
+  bool trust_proxy = false;                   // believe X-Forwarded-Proto/-Host/-For from the proxy in front
+  std::string secure_cookies = "auto";        // "auto" (Secure behind a trusted TLS proxy), "always", "never"
   // Origins whose pages may call the API (CORS); "*" = any; none = off.
   std::vector<std::string> cors_origins;
   std::string metrics_token;  // "" = /metrics is public; else it needs Authorization: Bearer <token>

@@ -9,6 +9,7 @@
 #include <pistache/endpoint.h>
 #include <pistache/http.h>
 #include <pistache/peer.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -188,20 +189,32 @@ struct Route {
 
 // A deferred response written as raw HTTP/1.1 bytes through the peer's write
 // queue (safe from any thread in Pistache 0.0.5, unlike ResponseStream).
-class PeerResponse : public AsyncResponse {
+//
+// A deferred response closes its connection once written (Connection:
+// close): the connection was exempt from Pistache's header timeout while the
+// answer was produced, and Pistache offers no way to restart that timer from
+// another thread, so the next request comes on a fresh connection, under the
+// header timeout like every first request. A new connection costs little
+// beside a generation.
+class PeerResponse : public AsyncResponse, public std::enable_shared_from_this<PeerResponse> {
  public:
   // `extra_head`: header lines every response on this exchange carries (CORS).
-  PeerResponse(std::shared_ptr<Tcp::Peer> peer, std::string request_id, std::string extra_head = "")
-      : peer_(std::move(peer)), request_id_(std::move(request_id)), extra_head_(std::move(extra_head)) {}
+  PeerResponse(std::shared_ptr<Tcp::Peer> peer, std::string request_id, bool close_after,
+               std::string extra_head = "")
+      : peer_(std::move(peer)),
+        request_id_(std::move(request_id)),
+        extra_head_(std::move(extra_head)),
+        close_after_(close_after) {}
 
   bool Send(const HttpResponse& response) override {
     const HttpResponse r = WithoutInternals(response, request_id_);
     std::string head = StatusLine(r.status) + "Content-Type: " + r.content_type +
                        "\r\nContent-Length: " + std::to_string(r.body.size()) +
-                       "\r\nX-Request-Id: " + request_id_ + "\r\n" + extra_head_ + SafetyHeaders(r.headers);
+                       "\r\nX-Request-Id: " + request_id_ + "\r\n" + extra_head_ + SafetyHeaders(r.headers) +
+                       (close_after_ ? "Connection: close\r\n" : "");
     for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
     ended_ = true;
-    return SendRaw(head + "\r\n" + r.body);
+    return SendRaw(head + "\r\n" + r.body, close_after_);
   }
   bool StartStream(int status, const std::string& content_type,
                    const std::vector<std::pair<std::string, std::string>>& headers) override {
@@ -209,7 +222,7 @@ class PeerResponse : public AsyncResponse {
         StatusLine(status) + "Content-Type: " + content_type +
         "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Accel-Buffering: no\r\n"
         "Transfer-Encoding: chunked\r\nX-Request-Id: " +
-        request_id_ + "\r\n" + extra_head_;
+        request_id_ + "\r\n" + extra_head_ + (close_after_ ? "Connection: close\r\n" : "");
     for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
     return SendRaw(head + "\r\n");
   }
@@ -220,7 +233,7 @@ class PeerResponse : public AsyncResponse {
     return SendRaw(size + data + "\r\n");
   }
   void End() override {
-    if (!ended_.exchange(true)) SendRaw("0\r\n\r\n");
+    if (!ended_.exchange(true)) SendRaw("0\r\n\r\n", close_after_);
   }
   bool cancelled() const override { return cancelled_.load(); }
   void OnCancel(std::function<void()> on_cancel) override {
@@ -247,16 +260,31 @@ class PeerResponse : public AsyncResponse {
   static std::string StatusLine(int status) {
     return "HTTP/1.1 " + std::to_string(status) + " " + ReasonPhrase(status) + "\r\n";
   }
-  bool SendRaw(const std::string& bytes) {
+  // `last`: the connection is shut down once these bytes are written (on
+  // the reactor thread that writes them), which makes Pistache close it.
+  bool SendRaw(const std::string& bytes, bool last = false) {
     if (cancelled()) return false;
     std::lock_guard<std::mutex> lock(mu_);  // keeps the pieces of one response in order
-    peer_->send(Pistache::RawBuffer(bytes, bytes.size()));
+    auto sent = peer_->send(Pistache::RawBuffer(bytes, bytes.size()));
+    if (last) {
+      // The callback may run at once on this thread (the write already
+      // done), after the client closed and its descriptor was reused: only a
+      // response not yet cancelled (Cancel runs before Pistache closes the
+      // descriptor) still owns it.
+      auto self = shared_from_this();
+      const auto shut = [self] {
+        std::lock_guard<std::mutex> lock(self->hook_mu_);
+        if (!self->cancelled_) ::shutdown(self->peer_->fd(), SHUT_RDWR);
+      };
+      sent.then([shut](ssize_t) { shut(); }, [shut](std::exception_ptr&) { shut(); });
+    }
     return true;
   }
 
   std::shared_ptr<Tcp::Peer> peer_;
   std::string request_id_;
   std::string extra_head_;
+  const bool close_after_;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> ended_{false};
   std::mutex mu_;
@@ -298,6 +326,43 @@ struct Shared {
   std::mutex streams_mu;
   std::unordered_map<size_t, std::weak_ptr<PeerResponse>> streams;  // by peer id
 
+  // Open connections, in total and by client address (every reactor thread's
+  // handler shares these).
+  std::mutex conns_mu;
+  size_t open = 0;                                          // GUARDED_BY(conns_mu)
+  std::unordered_map<std::string, int> by_address;          // GUARDED_BY(conns_mu)
+  std::unordered_map<size_t, std::string> counted_address;  // GUARDED_BY(conns_mu): peer id -> address
+
+  // Counts a new connection; false (nothing counted) when a cap is reached.
+  // `address` "" is not capped on its own (behind a trusted proxy every
+  // connection comes from the proxy).
+  bool OpenConnection(size_t peer_id, const std::string& address, const HttpServerOptions& o) {
+    std::lock_guard<std::mutex> lock(conns_mu);
+    if (o.max_connections > 0 && open >= static_cast<size_t>(o.max_connections)) return false;
+    if (!address.empty()) {
+      int& n = by_address[address];
+      if (o.max_connections_per_address > 0 && n >= o.max_connections_per_address) {
+        if (n == 0) by_address.erase(address);
+        return false;
+      }
+      ++n;
+    }
+    ++open;
+    counted_address[peer_id] = address;
+    return true;
+  }
+  void CloseConnection(size_t peer_id) {
+    std::lock_guard<std::mutex> lock(conns_mu);
+    auto it = counted_address.find(peer_id);
+    if (it == counted_address.end()) return;
+    if (!it->second.empty()) {
+      auto a = by_address.find(it->second);
+      if (a != by_address.end() && --a->second <= 0) by_address.erase(a);
+    }
+    counted_address.erase(it);
+    --open;
+  }
+
   // Finds a route; sets `method_mismatch` when the path exists for another method.
   const Route* Match(const std::string& method, const std::string& path,
                      std::map<std::string, std::string>* params, bool* method_mismatch) const {
@@ -336,7 +401,7 @@ class Exchange : public HttpExchange {
 
   std::shared_ptr<AsyncResponse> Defer() override {
     if (response_) return response_;
-    response_ = std::make_shared<PeerResponse>(peer_, request_id_, extra_head_);
+    response_ = std::make_shared<PeerResponse>(peer_, request_id_, /*close_after=*/true, extra_head_);
     {
       std::lock_guard<std::mutex> lock(shared_->streams_mu);
       shared_->streams[peer_->getID()] = response_;
@@ -349,9 +414,12 @@ class Exchange : public HttpExchange {
 
   // Answers at once, on the reactor thread: nothing to cancel, so the
   // response is not registered for disconnect notices.
+  // The connection stays under Pistache's header timeout (not marked idle),
+  // which restarts when this request's parser is reset: the next request on
+  // it must bring its headers in time too, and a connection left open
+  // without one is closed after the header timeout.
   void SendNow(const HttpResponse& r) {
-    peer_->setIdle(true);  // the response bypasses ResponseWriter: keep Pistache's timeouts off
-    PeerResponse(peer_, request_id_, extra_head_).Send(r);
+    PeerResponse(peer_, request_id_, /*close_after=*/false, extra_head_).Send(r);
   }
 
  private:
@@ -367,10 +435,25 @@ class PistacheHandler : public Http::Handler {
   HTTP_PROTOTYPE(PistacheHandler)
 
   PistacheHandler(std::shared_ptr<Shared> shared, const HttpServerOptions& options)
-      : shared_(std::move(shared)),
-        options_(options),
-        max_json_bytes_(options.max_json_bytes),
-        on_response_(options.on_response) {}
+      : shared_(std::move(shared)), options_(options), on_response_(options.on_response) {}
+
+  // Replaces Http::Handler::onConnection (private there), which only gives
+  // the connection its request parser, to count the connection against the
+  // caps first. One over a cap gets a 503 and is shut down: Pistache then
+  // closes it as if the client had.
+  void onConnection(const std::shared_ptr<Tcp::Peer>& peer) override {
+    peer->putData(ParserData, std::make_shared<Http::RequestParser>(getMaxRequestSize()));
+    const std::string address = options_.trust_proxy ? "" : peer->address().host();
+    if (shared_->OpenConnection(peer->getID(), address, options_)) return;
+    static const std::string kBusy = [] {
+      const std::string body =
+          R"({"error":{"code":503,"type":"unavailable_error","message":"too many open connections; retry shortly"}})";
+      return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
+             std::to_string(body.size()) + "\r\nRetry-After: 5\r\nConnection: close\r\n\r\n" + body;
+    }();
+    (void)::send(peer->fd(), kBusy.data(), kBusy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::shutdown(peer->fd(), SHUT_RDWR);
+  }
 
   void onRequest(const Http::Request& request, Http::ResponseWriter writer) override {
     HttpRequest req;
@@ -398,11 +481,18 @@ class PistacheHandler : public Http::Handler {
     const Route* route = shared_->Match(req.method, req.path, &req.params, &mismatch);
     if (route != nullptr) req.route = route->name;
     const bool preflight = req.method == "OPTIONS" && !req.Header("access-control-request-method").empty();
-    if (req.body.size() > max_json_bytes_ && req.Header("content-type").rfind("multipart/", 0) != 0) {
-      resp = HttpResponse::Error(413, "invalid_request_error",
-                                 "request body of " + std::to_string(req.body.size()) +
-                                     " bytes is larger than the " + std::to_string(max_json_bytes_) +
-                                     " bytes allowed (server.max_json_bytes)");
+    const BodyLimit limit = LimitFor(route, req.method);
+    const bool multipart = AsciiLower(req.Header("content-type")).rfind("multipart/", 0) == 0;
+    if (multipart && !limit.multipart) {
+      resp =
+          HttpResponse::Error(415, "invalid_request_error",
+                              "multipart bodies are accepted only by the upload route (POST /v1/documents)");
+    } else if (req.body.size() > limit.max_bytes) {
+      resp =
+          HttpResponse::Error(413, "invalid_request_error",
+                              "request body of " + std::to_string(req.body.size()) +
+                                  " bytes is larger than the " + std::to_string(limit.max_bytes) + " bytes " +
+                                  req.method + " " + (route ? route->name : req.path) + " accepts");
     } else if (preflight && cors && (route != nullptr || mismatch)) {
       resp = Preflight(req);
     } else if (route == nullptr) {
@@ -429,6 +519,7 @@ class PistacheHandler : public Http::Handler {
   }
 
   void onDisconnection(const std::shared_ptr<Tcp::Peer>& peer) override {
+    shared_->CloseConnection(peer->getID());
     std::shared_ptr<PeerResponse> stream;
     {
       std::lock_guard<std::mutex> lock(shared_->streams_mu);
@@ -441,9 +532,18 @@ class PistacheHandler : public Http::Handler {
   }
 
  private:
+  // The body `route` accepts for `method` (route null: none matched).
+  BodyLimit LimitFor(const Route* route, const std::string& method) const {
+    if (route != nullptr) {
+      auto it = options_.body_limits.find(method + " " + route->name);
+      if (it != options_.body_limits.end()) return it->second;
+    }
+    const bool bodyless = method == "GET" || method == "HEAD" || method == "DELETE" || method == "OPTIONS";
+    return {bodyless ? options_.max_bodyless_bytes : options_.max_json_bytes, false};
+  }
+
   std::shared_ptr<Shared> shared_;
   HttpServerOptions options_;
-  size_t max_json_bytes_;
   ResponseHook on_response_;
 };
 
@@ -475,8 +575,8 @@ Status HttpServer::Start() {
                     .threads(impl_->options.threads)
                     .flags(Tcp::Options::ReuseAddr)
                     .maxRequestSize(impl_->options.max_request_bytes)
-                    .headerTimeout(std::chrono::seconds(60))
-                    .bodyTimeout(std::chrono::seconds(120))
+                    .headerTimeout(std::chrono::seconds(impl_->options.header_timeout_s))
+                    .bodyTimeout(std::chrono::seconds(impl_->options.body_timeout_s))
                     .keepaliveTimeout(stream_limit);
     impl_->endpoint->init(opts);
     impl_->endpoint->setHandler(Http::make_handler<PistacheHandler>(impl_->shared, impl_->options));

@@ -94,13 +94,30 @@ using Handler = std::function<HttpResponse(const HttpRequest&, HttpExchange&)>;
 // ones, whose producers report their own ends), on a reactor thread.
 using ResponseHook = std::function<void(const HttpRequest&, int status, double seconds)>;
 
+// The body a route accepts. Pistache 0.0.5 buffers a whole request before
+// any handler sees it, with one size limit for every connection (set when it
+// opens, before its first request line is read), so a route's own limit is
+// checked once the request is complete, before authentication and the
+// handler; max_request_bytes bounds what any request may buffer.
+struct BodyLimit {
+  size_t max_bytes = 0;    // 413 beyond this
+  bool multipart = false;  // multipart/form-data accepted (uploads); else 415
+};
+
 struct HttpServerOptions {
   std::string host = "127.0.0.1";       // address to listen on
   int port = 8080;                      // 0 picks a free port
   int threads = 4;                      // reactor threads
-  size_t max_request_bytes = 32 << 20;  // whole request, headers and body (multipart uploads)
-  size_t max_json_bytes = 1 << 20;      // bodies that are not multipart: 413 beyond this
-  int stream_timeout_s = 900;           // keep-alive limit, above the longest stream
+  size_t max_request_bytes = 32 << 20;  // whole request, headers and body: the largest any route accepts
+  size_t max_json_bytes = 1 << 20;      // body of a POST/PUT/PATCH route without its own limit
+  size_t max_bodyless_bytes = 4096;     // body of a GET/HEAD/DELETE route without its own limit
+  // Routes with their own limit, by "METHOD pattern" ("POST /v1/documents").
+  std::map<std::string, BodyLimit> body_limits;
+  int max_connections = 4096;             // open connections at most; more are refused (503, closed)
+  int max_connections_per_address = 128;  // from one client address (the TCP peer) at most
+  int header_timeout_s = 30;              // a request's line and headers, on every request of a connection
+  int body_timeout_s = 120;               // a request's whole body
+  int stream_timeout_s = 900;             // longest a deferred response (a stream) may take
   bool trust_proxy = false;  // believe X-Forwarded-Proto/-Host/-For (set behind a proxy that overwrites them)
   SecureCookies secure_cookies = SecureCookies::kAuto;  // when HttpRequest::cookie_secure is set
   ResponseHook on_response;                             // metrics and the request log; may be empty

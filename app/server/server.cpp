@@ -1,6 +1,7 @@
 #include "app/server/server.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,6 +88,13 @@ RagServer::~RagServer() { Stop(); }
 
 Status RagServer::Start() {
   const Config& c = ctx_.config;
+  // Each connection is a descriptor: take all the system allows (the soft
+  // limit is often 1024 of a hard limit far above), so the connection caps
+  // are what limits them.
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
   // Everything the server writes (database, index, logs, credentials) is
   // for this user only: files 0600, folders 0700.
   ::umask(077);
@@ -136,8 +144,17 @@ Status RagServer::Start() {
   opts.host = c.server.host;
   opts.port = static_cast<int>(c.server.port);
   opts.threads = static_cast<int>(c.server.threads);
-  opts.max_request_bytes = static_cast<size_t>(std::max(c.server.max_json_bytes, c.server.max_upload_bytes));
+  // The request line and headers on top of the largest body (Pistache
+  // buffers both under one limit).
+  constexpr int64_t kHeaderAllowance = 64 << 10;
+  opts.max_request_bytes =
+      static_cast<size_t>(std::max(c.server.max_json_bytes, c.server.max_upload_bytes) + kHeaderAllowance);
   opts.max_json_bytes = static_cast<size_t>(c.server.max_json_bytes);
+  // Uploads (multipart, or JSON {title, text}) only on the upload route.
+  opts.body_limits["POST /v1/documents"] = {static_cast<size_t>(c.server.max_upload_bytes), true};
+  opts.max_connections = static_cast<int>(c.server.max_connections);
+  opts.max_connections_per_address = static_cast<int>(c.server.max_connections_per_address);
+  opts.header_timeout_s = static_cast<int>(c.server.header_timeout_s);
   opts.stream_timeout_s = static_cast<int>(c.server.stream_timeout_s);
   opts.on_response = [this](const HttpRequest& req, int status, double seconds) {
     RequestRecord r;
