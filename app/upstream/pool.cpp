@@ -48,11 +48,11 @@ struct Pool::Endpoint {
 
 // What one try on one endpoint came to.
 struct Pool::Attempt {
-  enum class End { kFinished, kCancelled, kFailed, kRefused };
+  enum class End { kFinished, kCancelled, kFailed };
   End end = End::kFailed;
   bool endpoint_failed = false;  // counts against the endpoint's circuit
   bool retryable = false;        // another endpoint may answer (nothing was streamed yet)
-  Status error;                  // kFailed, kRefused
+  Status error;                  // kFailed
   std::string finish_reason;
   std::optional<UpstreamUsage> usage;
   Clock::time_point first_text{};
@@ -235,15 +235,14 @@ void Pool::Run(Job& job) {
       break;  // else: the last endpoint's own error stands
     }
     tried.push_back(endpoint);
+    if (tried.size() > 1) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++counters_.retries;
+    }
     attempt = Attempt{};
     Stream(endpoint, job, &attempt);
     Release(endpoint, attempt.endpoint_failed);
-    if (attempt.end == Attempt::End::kFailed && attempt.retryable && !attempt.streamed) {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++counters_.retries;
-      continue;
-    }
-    break;
+    if (attempt.end != Attempt::End::kFailed || !attempt.retryable || attempt.streamed) break;
   }
   Finish(job, attempt);
 }
@@ -365,7 +364,6 @@ void Pool::Finish(Job& job, const Attempt& attempt) {
       ev.finish_reason = inference::FinishReason::kCancelled;
       break;
     case Attempt::End::kFailed:
-    case Attempt::End::kRefused:
       ev.kind = inference::SchedulerEvent::Kind::kError;
       ev.error = attempt.error.ok() ? Status::Unavailable("the upstream failed") : attempt.error;
       if (attempt.streamed) {
