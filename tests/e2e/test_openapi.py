@@ -59,7 +59,7 @@ def server():
             # Short generations and no quota in the way: the run is about shapes.
             "--set", "inference.context_length=128", "--set", "inference.max_tokens=16",
             "--set", "quota.tokens_per_period=1000000000", "--set", "quota.requests_per_minute=1000000",
-            "--set", "quota.tokens_per_minute=1000000000", "--set", "quota.max_in_flight=0"]).wait_ready()
+            "--set", "quota.tokens_per_minute=1000000000"]).wait_ready()
         yield srv
         assert srv.stop() == 0, srv.output()
 
