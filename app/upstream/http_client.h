@@ -37,8 +37,8 @@ struct HttpResult {
 // Called with each piece of a 2xx response's body; false stops the transfer.
 using BodySink = std::function<bool(std::string_view)>;
 
-// Runs `call`. `should_stop` is polled while waiting (several times a
-// second); true ends the transfer and closes the connection, which the
+// Runs `call`. `should_stop` is polled while waiting (at least once a
+// second, and as data arrives); true ends the transfer and closes the connection, which the
 // server sees as a client that has gone. kUnavailable for a transport
 // failure (cannot connect, connection reset, timeout, a response cut short),
 // with libcurl's reason; a stopped transfer is not an error.
