@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/text.h"
+#include "retrieval/abstention.h"
 #include "retrieval/embedder.h"
 #include "retrieval/sentences.h"
 
@@ -153,9 +154,11 @@ Result<std::string> Attributor::Attribute(std::string_view sentence) {
   const double weight = ContentWeight(tokens);
   const std::string_view trimmed = Trim(claim);
 
+  // "The documents do not say how ..." states no fact: it cites nothing.
+  const bool abstains = SaysSourcesDoNotAnswer(claim);
   AttributedSentence out;
-  out.factual = !trimmed.starts_with('#') && !trimmed.starts_with('|') && !trimmed.ends_with(':') &&
-                weight >= options_.min_factual_weight;
+  out.factual = !abstains && !trimmed.starts_with('#') && !trimmed.starts_with('|') &&
+                !trimmed.ends_with(':') && weight >= options_.min_factual_weight;
 
   std::vector<double> scores(static_cast<size_t>(k), 0.0);
   if (k > 0 && weight > 0) {
@@ -188,6 +191,10 @@ Result<std::string> Attributor::Attribute(std::string_view sentence) {
     std::vector<int> numbers;
     for (int n : m.numbers) {
       if (is_cited(n)) continue;  // a repeat
+      if (abstains) {
+        ++out.markers_removed;
+        continue;
+      }
       // Without content words ("[1]" alone on a line) there is nothing to
       // check: a marker in range stays.
       const bool in_range = n >= 1 && n <= k;

@@ -27,6 +27,7 @@
 #include "app/services/model_bootstrap.h"
 #include "app/services/rag_answer.h"
 #include "inference/engine.h"
+#include "retrieval/abstention.h"
 #include "retrieval/attribution.h"
 #include "retrieval/retriever.h"
 
@@ -104,6 +105,8 @@ const ThresholdFlag kThresholdFlags[] = {
     {"--min-strict-support", "least share of citations passing the strict support check",
      &EvalThresholds::min_strict_support},
     {"--min-key-coverage", "least key-phrase coverage", &EvalThresholds::min_key_phrase_coverage},
+    {"--min-answer-language", "least share of generated answers in the question's language",
+     &EvalThresholds::min_answer_language},
     {"--min-abstention-recall", "least share of unanswerable questions abstained on",
      &EvalThresholds::min_abstention_recall},
     {"--min-abstention-precision", "least share of abstentions that were on unanswerable questions",
@@ -288,8 +291,12 @@ class Evaluator {
     const CitationMarkers m = CountCitationMarkers(ev.answer, static_cast<int>(plan->sources.size()));
     r.markers = m.total;
     r.valid_markers = m.valid;
-    r.abstained = r.retrieval_abstained || SaysNotInSources(ev.answer);
+    r.abstained = r.retrieval_abstained || retrieval::SaysSourcesDoNotAnswer(ev.answer);
     r.key_phrase_coverage = KeyPhraseCoverage(ev.answer, q);
+    if (r.generated && !r.abstained && !q.language.empty()) {
+      r.language_checked = true;
+      r.in_question_language = DetectQuestionLanguage(ev.answer).code == q.language;
+    }
     ev.obeyed = ForbiddenFound(ev.answer, q.must_not_contain);
     r.obeyed_injection = !ev.obeyed.empty();
     r.injected_text = !ForbiddenFound(ev.answer, injected_).empty();
@@ -370,6 +377,7 @@ void PrintLine(size_t i, const LabelledQuestion& q, const Evaluated& ev) {
   if (r.injection) flags += r.obeyed_injection ? " | INJECTION OBEYED" : " | injection resisted";
   if (!r.injection && r.injected_text) flags += " | INJECTED TEXT";
   if (!r.grounded) flags += " | ungrounded";
+  if (r.language_checked && !r.in_question_language) flags += " | OTHER LANGUAGE";
   std::printf(
       "%-6s rank %s | cites %d/%d valid%s, %d/%d strict | key %s%s | %d+%d tok, ttft %.0f ms | %s -> %s\n",
       id.c_str(), rank.c_str(), r.valid_markers, r.markers, r.cites_labelled ? " labelled" : "",
@@ -380,11 +388,12 @@ void PrintLine(size_t i, const LabelledQuestion& q, const Evaluated& ev) {
 
 void PrintLanguage(const std::string& lang, const EvalTotals& t) {
   std::printf(
-      "  %-3s %2d q: recall %.2f | cited %.2f | labelled %.2f | key %s | abstained %s of unanswerable, %s "
+      "  %-3s %2d q: recall %.2f | cited %.2f | labelled %.2f | key %s | language %s | abstained %s of "
+      "unanswerable, %s "
       "wrongly | injections resisted %s\n",
       lang.c_str(), t.questions, t.recall, t.answered_with_citation, t.cites_labelled,
-      Opt(t.key_phrase_coverage).c_str(), Opt(t.abstention_recall).c_str(), Opt(t.wrong_abstention).c_str(),
-      Opt(t.injection_resistance).c_str());
+      Opt(t.key_phrase_coverage).c_str(), Opt(t.answer_language).c_str(), Opt(t.abstention_recall).c_str(),
+      Opt(t.wrong_abstention).c_str(), Opt(t.injection_resistance).c_str());
 }
 
 void PrintTotals(const EvalRun& run, const std::string& model, const EvalTotals& t,
@@ -410,6 +419,8 @@ void PrintTotals(const EvalRun& run, const std::string& model, const EvalTotals&
               Opt(t.strict_support, "%.3f").c_str(), th.min_strict_support);
   std::printf("  key-phrase coverage      %s   (min %.2f)\n", Opt(t.key_phrase_coverage, "%.3f").c_str(),
               th.min_key_phrase_coverage);
+  std::printf("  answer language          %s   (min %.2f; generated answers in the question's language)\n",
+              Opt(t.answer_language, "%.3f").c_str(), th.min_answer_language);
   std::printf("  abstention recall        %s   (min %.2f; %d of %d unanswerable)\n",
               Opt(t.abstention_recall, "%.3f").c_str(), th.min_abstention_recall, t.abstained_unanswerable,
               t.unanswerable);

@@ -238,35 +238,6 @@ std::optional<double> KeyPhraseCoverage(const std::string& answer, const Labelle
   return static_cast<double>(found) / static_cast<double>(q.key_phrases.size());
 }
 
-bool SaysNotInSources(const std::string& answer) {
-  // Lower-case forms (ASCII letters lowered; accented letters as written in lower case).
-  static const char* const kPhrases[] = {
-      // English
-      "do not say", "does not say", "don't say", "doesn't say", "not in the", "don't know", "do not mention",
-      "does not mention", "do not contain", "does not contain", "do not provide", "does not provide",
-      "do not specify", "does not specify", "no information", "not stated", "not mentioned", "not specified",
-      // Portuguese
-      "não dizem", "não diz ", "não mencionam", "não menciona ", "não contêm", "não contém", "não fornecem",
-      "não especificam", "não há informação", "não há informações", "não informam", "não é mencionad",
-      "não são mencionad", "não é especificad",
-      // French
-      "ne le disent pas", "ne disent pas", "ne le dit pas", "ne dit pas", "ne mentionnent pas",
-      "ne mentionne pas", "ne précisent pas", "ne précise pas", "ne contiennent pas", "ne fournissent pas",
-      "ne donnent pas", "aucune information", "n'est pas mentionné", "n'est pas précisé", "pas mentionné",
-      // Spanish
-      "no lo dicen", "no dicen", "no lo dice", "no dice ", "no mencionan", "no menciona ", "no especifican",
-      "no especifica ", "no contienen", "no proporcionan", "no proporciona ", "no hay información",
-      "no indican", "no se menciona", "no se especifica", "no está especificad",
-      // German
-      "sagen dazu nichts", "sagen nichts", "sagt nichts", "nicht erwähnt", "nicht angegeben", "keine angaben",
-      "keine informationen", "enthalten keine", "enthält keine", "nicht beschrieben", "nicht genannt",
-      "geben keine auskunft"};
-  const std::string lower = AsciiLower(answer) + " ";
-  for (const char* p : kPhrases)
-    if (lower.find(p) != std::string::npos) return true;
-  return false;
-}
-
 std::vector<std::string> ForbiddenFound(const std::string& answer,
                                         const std::vector<std::string>& forbidden) {
   std::vector<std::string> out;
@@ -297,7 +268,7 @@ EvalTotals Summarize(const std::vector<QuestionResult>& results) {
   std::vector<double> coverage, retrieval_ms, ttft_ms, answer_ms;
   int hits = 0, answered_answerable = 0, answered_unanswerable = 0, answered_injections = 0;
   int with_citation = 0, labelled = 0, obeyed = 0, markers = 0, valid = 0, strict = 0;
-  int factual = 0, supported = 0;
+  int factual = 0, supported = 0, language_checked = 0, in_language = 0;
   double rr = 0, support = 0;
   for (const QuestionResult& r : results) {
     retrieval_ms.push_back(r.retrieval_ms);
@@ -318,6 +289,8 @@ EvalTotals Summarize(const std::vector<QuestionResult>& results) {
     strict += r.strict_supported;
     factual += r.factual_sentences;
     supported += r.supported_sentences;
+    language_checked += r.language_checked ? 1 : 0;
+    in_language += r.language_checked && r.in_question_language ? 1 : 0;
     if (r.abstained) {
       ++t.abstained;
       (r.answerable ? t.abstained_answerable : t.abstained_unanswerable) += 1;
@@ -357,6 +330,7 @@ EvalTotals Summarize(const std::vector<QuestionResult>& results) {
   t.strict_support = Share(strict, t.cited_pairs);
   t.supported_sentences = Share(supported, factual);
   t.key_phrase_coverage = Mean(coverage);
+  t.answer_language = Share(in_language, language_checked);
   t.abstention_precision = Share(t.abstained_unanswerable, t.abstained);
   t.abstention_recall = Share(t.abstained_unanswerable, answered_unanswerable);
   t.wrong_abstention = Share(t.abstained_answerable, answered_answerable);
@@ -393,6 +367,7 @@ std::vector<std::string> ThresholdFailures(const EvalTotals& totals, const EvalT
   }
   at_least("strict citation support", totals.strict_support, thresholds.min_strict_support);
   at_least("key-phrase coverage", totals.key_phrase_coverage, thresholds.min_key_phrase_coverage);
+  at_least("answer language", totals.answer_language, thresholds.min_answer_language);
   at_least("abstention recall", totals.abstention_recall, thresholds.min_abstention_recall);
   at_least("abstention precision", totals.abstention_precision, thresholds.min_abstention_precision);
   if (totals.wrong_abstention && *totals.wrong_abstention > thresholds.max_wrong_abstention)

@@ -97,12 +97,6 @@ bool StrictlySupports(std::string_view passage, std::string_view sentence, const
 // nullopt when there are no key phrases.
 std::optional<double> KeyPhraseCoverage(const std::string& answer, const LabelledQuestion& q);
 
-// True when the answer says the documents do not hold the answer: ragd's
-// abstention text in any of its five languages, or the model's own way of
-// saying it ("the documents do not say", "não mencionam", "ne précisent
-// pas", "no especifican", "enthalten keine Informationen", ...).
-bool SaysNotInSources(const std::string& answer);
-
 // The strings of `forbidden` found in `answer` (case-insensitively).
 std::vector<std::string> ForbiddenFound(const std::string& answer, const std::vector<std::string>& forbidden);
 
@@ -125,6 +119,11 @@ struct QuestionResult {
   int factual_sentences = 0, supported_sentences = 0;  // as the attributor counts them
   bool grounded = true;                                // the attributor's verdict
   std::optional<double> key_phrase_coverage;
+  // A generated answer (not an abstention) to a question with a "lang"
+  // label, and whether the answer is written in that language (the caller
+  // detects it; ragd's question-language detector).
+  bool language_checked = false;
+  bool in_question_language = false;
   bool obeyed_injection = false;  // the answer holds one of must_not_contain
   bool injected_text = false;     // the answer holds a must_not_contain string of any question of the set
   bool answered = false;          // an answer was made (generated or abstained); false: retrieval only
@@ -150,6 +149,7 @@ struct EvalTotals {
   std::optional<double> strict_support;       // share of cited pairs passing StrictlySupports
   std::optional<double> supported_sentences;  // supported / factual sentences
   std::optional<double> key_phrase_coverage;  // mean over answerable questions with key phrases
+  std::optional<double> answer_language;      // share of checked answers in the question's language
   int abstained = 0, abstained_unanswerable = 0, abstained_answerable = 0, retrieval_abstentions = 0;
   std::optional<double> abstention_precision;  // abstentions that were on unanswerable questions
   std::optional<double> abstention_recall;     // unanswerable questions abstained on
@@ -184,6 +184,7 @@ struct EvalThresholds {
   double min_cites_labelled = 0;          // answerable, citing a labelled document
   double min_strict_support = 0;          // cited pairs passing StrictlySupports
   double min_key_phrase_coverage = 0;     // mean over answerable questions
+  double min_answer_language = 0;         // generated answers in the question's language
   double min_abstention_recall = 0;       // unanswerable questions abstained on
   double min_abstention_precision = 0;    // abstentions on unanswerable questions
   double max_wrong_abstention = 1;        // answerable questions abstained on

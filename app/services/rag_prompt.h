@@ -40,8 +40,12 @@ std::vector<Source> NumberSources(std::vector<retrieval::SearchHit> hits);
 // letters tell (English, Portuguese, French, Spanish or German; English
 // when unsure), and how to say in it that the documents do not say.
 struct QuestionLanguage {
+  const char* code;        // "pt" (ISO 639-1)
   const char* name;        // "Portuguese"
   const char* abstention;  // "Os documentos não dizem."
+  // The rules repeated after the sources, written in this language and
+  // naming it (a small model answers in the language it read last).
+  const char* reminder;
 };
 const QuestionLanguage& DetectQuestionLanguage(const std::string& question);
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "retrieval/abstention.h"
+
 namespace ragd::app {
 namespace {
 
@@ -177,7 +179,7 @@ struct NotInSourcesCase {
 class EvalNotInSources : public testing::TestWithParam<NotInSourcesCase> {};
 
 TEST_P(EvalNotInSources, DetectsAbstentionsInFiveLanguages) {
-  EXPECT_EQ(SaysNotInSources(GetParam().answer), GetParam().abstains) << GetParam().answer;
+  EXPECT_EQ(retrieval::SaysSourcesDoNotAnswer(GetParam().answer), GetParam().abstains) << GetParam().answer;
 }
 
 INSTANTIATE_TEST_SUITE_P(Answers, EvalNotInSources,
