@@ -16,6 +16,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+def memory_kib(pid):
+    """(VmRSS, VmHWM) of process `pid` in KiB."""
+    fields = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            fields[name] = value.strip()
+    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+
 class RagdProcess:
     def __init__(self, binary, data, extra_args=(), env=None, log_path=None):
         self.port = free_port()
@@ -40,12 +50,7 @@ class RagdProcess:
 
     def memory_kib(self):
         """(VmRSS, VmHWM) in KiB."""
-        fields = {}
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                name, _, value = line.partition(":")
-                fields[name] = value.strip()
-        return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+        return memory_kib(self.proc.pid)
 
     def metrics(self, *names):
         """Each named metric, summed over its labels."""

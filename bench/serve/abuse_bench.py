@@ -23,9 +23,13 @@ import resource
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import ragd_process  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KEY = "rk-bench-admin-key-0123456789abcdefghijklmnop"
@@ -71,12 +75,7 @@ class Ragd:
         raise RuntimeError("ragd did not start")
 
     def memory_kib(self):
-        fields = {}
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                name, _, value = line.partition(":")
-                fields[name] = value.strip()
-        return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+        return ragd_process.memory_kib(self.proc.pid)
 
     def stop(self):
         self.proc.terminate()
