@@ -338,8 +338,10 @@ Result<ExtractedDocument> Extract(std::string_view bytes, std::string_view file_
       if (!text.ok()) return text.status();
       auto html = internal::ExtractHtml(*text);
       if (!html.ok()) return html.status();
-      doc.text = NormalizeText(html->text);
-      title = CollapseSpaces(html->title);
+      // The input is valid UTF-8, yet the parser's output was once found
+      // not to be (fuzzing, tests/data/corpus/fuzz/): hold it to the rule.
+      doc.text = NormalizeText(RepairUtf8(html->text));
+      title = CollapseSpaces(RepairUtf8(html->title));
       doc.media_type = kMediaHtml;
       break;
     }

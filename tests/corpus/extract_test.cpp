@@ -232,6 +232,19 @@ TEST(Extract, LongTitlesAreCut) {
   EXPECT_TRUE(IsValidUtf8(doc->title));
 }
 
+// Found by the extract_html fuzz target: HTML with stray non-UTF-8 bytes,
+// declared UTF-8, came out as invalid UTF-8 text.
+TEST(Extract, HtmlWithStrayBytesGivesValidUtf8) {
+  auto doc = Extract(testing::ReadFixture("fuzz/html-invalid-utf8-output.html"), "page.html",
+                     "text/html; charset=utf-8");
+  if (!doc.ok()) {
+    EXPECT_FALSE(doc.status().message().empty());
+    return;
+  }
+  EXPECT_TRUE(IsValidUtf8(doc->text));
+  EXPECT_TRUE(IsValidUtf8(doc->title));
+}
+
 TEST(Extract, UnknownExtensionWithTextIsPlainText) {
   auto doc = Extract("key = value\n", "settings.properties");
   ASSERT_TRUE(doc.ok());
