@@ -48,11 +48,12 @@ std::vector<std::string_view> Words(std::string_view folded) {
 }
 
 // A phrase: slots of alternatives separated by '|'; a slot starting with '?'
-// may be skipped.
+// may be skipped; "*" is any one word.
 using Phrase = std::vector<std::string_view>;
 
 bool SlotHas(std::string_view slot, std::string_view word) {
   if (slot.starts_with('?')) slot.remove_prefix(1);
+  if (slot == "*") return true;  // any one word
   while (!slot.empty()) {
     const size_t bar = slot.find('|');
     if (slot.substr(0, bar) == word) return true;
@@ -98,10 +99,12 @@ const std::vector<Phrase>& Phrases() {
        "instrucoes|pergunta|perguntas|regles|consignes|reglas|instrucciones|pregunta|preguntas|regeln|"
        "anweisungen|"
        "frage|fragen|benutzer|nutzer"},
-      {"from", "now", "on"},
-      {"a", "partir", "de", "agora|maintenant|ahora"},
-      {"de", "ahora", "en", "adelante"},
-      {"von", "nun", "an"},
+      // "From now on" only when it goes on to address the reader as "you":
+      // documentation says "From now on, uploads are limited to ..." too.
+      {"from", "now", "on", "you"},
+      {"a", "partir", "de", "agora|maintenant|ahora", "?*", "voce|tu|vous|usted"},
+      {"de", "ahora", "en", "adelante", "?*", "tu|usted"},
+      {"von", "nun", "an", "?*", "du"},
       {"system|systeme|sistema", "prompt"},
       {"reply|respond|answer|responda|responde|repondez|reponds|antworte|antworten",
        "always|only|sempre|apenas|somente|toujours|uniquement|seulement|siempre|solo|solamente|unicamente|"

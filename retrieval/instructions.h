@@ -13,7 +13,7 @@
 //   - addresses an AI reader ("note to the assistant", "instrução para o
 //     modelo", "if you are an AI", ...);
 //   - tries to replace the answering rules ("ignore the previous
-//     instructions", "from now on", "system prompt", "reply only with",
+//     instructions", "from now on you", "system prompt", "reply only with",
 //     "your answer", ...).
 // Everything from such a sentence to the end of its paragraph (a blank line)
 // is instruction text: injected orders usually run on for a sentence or two.
