@@ -114,12 +114,12 @@ const std::vector<Phrase>& Phrases() {
       {"always|sempre|toujours|siempre|immer", "answer|reply|respond|responda|responde|repondez|antworte"},
       {"end|start|beginning|top|bottom|fim|final|inicio|fin|debut|ende|anfang",
        "of|de|do|da|del|des|du|von|der|am",
-       "every|each|your|cada|toda|todas|sua|chaque|toute|votre|tu|su|jeder|jede|deiner|"
-       "deine",
-       "?the",
+       "every|each|your|cada|toda|todas|tua|chaque|toute|votre|ta|tu|jeder|jede|deiner|deine", "?the",
        "answer|answers|reply|replies|response|responses|resposta|respostas|reponse|reponses|respuesta|"
        "respuestas|antwort|antworten"},
-      {"your|sua|tua|votre|ta|tu|su|deine",
+      // Not "su" / "sua": Spanish and Portuguese also mean "its" by them
+      // ("el servidor devuelve su respuesta").
+      {"your|tua|votre|ta|tu|deine",
        "answer|answers|reply|response|resposta|respostas|reponse|reponses|"
        "respuesta|respuestas|antwort|antworten"},
   };
@@ -130,9 +130,11 @@ const std::vector<Phrase>& Phrases() {
 constexpr std::array<std::string_view, 7> kSpeakerLabels = {
     "assistant", "assistente", "asistente", "assistent", "ai", "ia", "ki"};
 
-constexpr std::array<std::string_view, 9> kControlSequences = {
-    "<|",        "|>", "[inst]", "[/inst]", "<<sys>>", "<start_of_turn>", "<end_of_turn>", "### instruction",
-    "### system"};
+// Whole control tokens, not "<|" or "|>" alone (pipes in code and tables).
+constexpr std::array<std::string_view, 14> kControlSequences = {
+    "<|im_start|>",  "<|im_end|>",        "<|system|>",          "<|user|>",   "<|assistant|>",
+    "<|endoftext|>", "<|begin_of_text|>", "<|start_header_id|>", "<|eot_id|>", "[inst]",
+    "<<sys>>",       "<start_of_turn>",   "### instruction",     "### system"};
 
 bool IsInstruction(std::string_view sentence) {
   const std::string folded = Folded(sentence);

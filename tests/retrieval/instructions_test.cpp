@@ -68,6 +68,8 @@ TEST(InstructionsToModel, OrdinaryDocumentationIsKept) {
       "From now on, uploads are limited to 50 MiB.",
       "A partir de agora, os uploads são limitados a 50 MiB.",
       "Von nun an gilt die neue Grenze für alle Benutzer.",
+      "El servidor devuelve su respuesta en JSON.",
+      "Pipe the list through sort |> uniq in the shell example.",
   };
   for (const char* text : ordinary) EXPECT_TRUE(FindInstructionsToModel(text).empty()) << text;
 }
