@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/text.h"
 #include "corpus/extract_formats.h"
 
 namespace ragd::corpus::internal {
@@ -196,14 +197,6 @@ const GumboNode* FindFirst(const GumboNode* root, GumboTag tag) {
   return nullptr;
 }
 
-std::string LowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 // Position of the first "</name" (name in lower case, matched without regard
 // to case) at or after `from`, npos when none. Searched in place: lowering a
 // copy of the rest of the document for every <script> made many of them
@@ -247,7 +240,7 @@ int EstimateDepth(std::string_view html) {
     size_t name_end = name_start;
     while (name_end < html.size() && std::isalnum(static_cast<unsigned char>(html[name_end]))) ++name_end;
     if (name_end == name_start) continue;
-    const std::string name = LowerAscii(html.substr(name_start, name_end - name_start));
+    const std::string name = AsciiLower(html.substr(name_start, name_end - name_start));
     const size_t tag_end = html.find('>', name_end);
     if (tag_end == std::string_view::npos) break;
     if (closing) {

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/text.h"
+
 namespace ragd::retrieval {
 
 bool SaysSourcesDoNotAnswer(std::string_view text) {
@@ -26,9 +28,7 @@ bool SaysSourcesDoNotAnswer(std::string_view text) {
       "sagen dazu nichts", "sagen nichts", "sagt nichts", "nicht erwähnt", "nicht angegeben", "keine angaben",
       "keine informationen", "enthalten keine", "enthält keine", "nicht beschrieben", "nicht genannt",
       "geben keine auskunft"};
-  std::string lower(text);
-  for (char& c : lower)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  std::string lower = AsciiLower(text);
   lower += ' ';  // "não diz " and the like also match at the end
   for (const char* p : kPhrases)
     if (lower.find(p) != std::string::npos) return true;
