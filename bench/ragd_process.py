@@ -2,6 +2,7 @@
 loopback port with a data folder and the admin credentials given, waited
 for, measured (/proc/<pid>/status, /metrics), stopped or killed."""
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -73,3 +74,16 @@ class RagdProcess:
             self.proc.wait()
         self.log.close()
         return self.proc.returncode
+
+
+def report_failures(failures, work, keep):
+    """Prints each failure; keeps the work folder when asked or when
+    something failed (for its data and server log), else removes it.
+    Returns the exit status: 1 on any failure."""
+    for f in failures:
+        print("FAILURE:", f)
+    if keep or failures:
+        print(f"data folder and server log kept in {work}")
+    else:
+        shutil.rmtree(work)
+    return 1 if failures else 0

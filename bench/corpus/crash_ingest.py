@@ -40,7 +40,7 @@ import time
 import requests
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from ragd_process import RagdProcess  # noqa: E402
+from ragd_process import RagdProcess, report_failures  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KEY = "rk-crash-admin-key-0123456789abcdefghijklmnop"
@@ -283,14 +283,7 @@ def main():
     print(f"\nsummary: {args.rounds} kills during ingestion; {len(acknowledged)} uploads acknowledged, all "
           f"checked after each restart; store at the end {summary['documents']} documents, {summary['chunks']} "
           f"chunks, {summary['vectors']} FAISS vectors; clean stop exit status {rc}; failures: {len(failures)}")
-    for f in failures:
-        print("FAILURE:", f)
-    if args.keep or failures:
-        print(f"data folder and server log kept in {work}")
-    else:
-        import shutil
-        shutil.rmtree(work)
-    return 1 if failures else 0
+    return report_failures(failures, work, args.keep)
 
 
 if __name__ == "__main__":
