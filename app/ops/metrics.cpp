@@ -76,6 +76,7 @@ void Metrics::CountGeneration(const std::string& model, const std::string& finis
   }
   if (ttft_s >= 0) ttft_.Observe(ttft_s);
   e2e_.Observe(e2e_s);
+  recent_.Add({prompt_tokens, completion_tokens, ttft_s, e2e_s});
   queue_.Observe(queue_s);
 }
 

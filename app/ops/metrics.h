@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "app/ops/generation_window.h"
+
 namespace ragd::app {
 
 class Histogram {
@@ -60,6 +62,8 @@ class Metrics {
   void SetGaugeSource(std::function<std::vector<MetricSample>()> source);
 
   std::string Render() const;
+  // The generations of the last hour (the admin page's status panel).
+  GenerationSummary RecentGenerations() const { return recent_.Summarize(); }
 
  private:
   mutable std::mutex mu_;
@@ -73,6 +77,7 @@ class Metrics {
   std::atomic<int64_t> embedding_tokens_{0};
   std::atomic<int64_t> quota_rejections_{0}, rate_limit_rejections_{0}, context_errors_{0};
   Histogram request_latency_, ttft_, itl_, e2e_, queue_, retrieval_;
+  GenerationWindow recent_;
 };
 
 }  // namespace ragd::app

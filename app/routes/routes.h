@@ -41,5 +41,7 @@ void RegisterStaticRoutes(HttpServer& http, AppContext& ctx);
 void RegisterConversationRoutes(HttpServer& http, AppContext& ctx);
 void RegisterFeedbackRoutes(HttpServer& http, AppContext& ctx);
 void RegisterLibraryRoutes(HttpServer& http, AppContext& ctx);
+// The admin page's system status (routes_admin.cpp).
+void RegisterAdminRoutes(HttpServer& http, AppContext& ctx);
 
 }  // namespace ragd::app

@@ -180,6 +180,7 @@ Status RagServer::Start() {
   RegisterConversationRoutes(*http_, ctx_);
   RegisterFeedbackRoutes(*http_, ctx_);
   RegisterLibraryRoutes(*http_, ctx_);
+  RegisterAdminRoutes(*http_, ctx_);
   RegisterStaticRoutes(*http_, ctx_);
   ctx_.metrics.SetGaugeSource([this] {
     std::vector<MetricSample> g;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,6 +41,7 @@ struct LanguageModel {
 };
 
 struct AppContext {
+  const std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
   Config config;
   std::string web_dir;                           // static files (chat, login, admin pages)
   std::unique_ptr<accounts::Accounts> accounts;  // opened before the port is bound

@@ -121,3 +121,29 @@ def test_admin_cost_view_counts_tokens_per_successful_answer(logged_server):
     assert costly["total_tokens"] > ok.json()["usage"]["total_tokens"]
     assert costly["tokens_per_successful_answer"] == costly["total_tokens"]
     assert view["successful_answers"] >= 1 and view["total_tokens"] >= costly["total_tokens"]
+
+
+def test_admin_status_shows_models_load_and_last_hour(logged_server):
+    s = logged_server
+    r = requests.post(s.url + "/v1/chat/completions", headers=s.headers(),
+                      json={"messages": [{"role": "user", "content": "Count to ten."}], "max_tokens": 8})
+    assert r.status_code == 200, r.text
+    status = requests.get(s.url + "/v1/admin/status", headers=s.headers(), timeout=10).json()
+    assert status["ready"] is True and status["uptime_s"] >= 0 and status["version"]
+    models = {m["id"]: m for m in status["models"]}
+    chat = [m for m in status["models"] if m["role"] == "chat"]
+    assert chat and all(m["backend"] == "local" and m["context_length"] > 0 for m in chat)
+    assert any(m["role"] == "embedding" for m in models.values())
+    assert {m["id"] for m in status["llms"]} == {m["id"] for m in chat}
+    for llm in status["llms"]:
+        assert llm["kv_cache_budget_bytes"] > 0 and 0 <= llm["kv_cache_usage_ratio"] <= 1
+    hour = status["last_hour"]
+    assert hour["generations"] >= 1 and hour["completion_tokens"] >= r.json()["usage"]["completion_tokens"]
+    assert 0 < hour["ttft_p50_s"] <= hour["ttft_p95_s"]
+    assert hour["decode_tokens_per_s"] > 0
+    assert status["corpus"]["documents"] >= 0 and status["ingest"] == {"queued": 0, "running": 0}
+    # Admins only: a user is refused, an anonymous client must sign in.
+    key = requests.post(s.url + "/v1/users", headers=s.headers(),
+                        json={"username": "statususer"}).json()["api_key"]
+    assert requests.get(s.url + "/v1/admin/status", headers=s.headers(key), timeout=10).status_code == 403
+    assert requests.get(s.url + "/v1/admin/status", timeout=10).status_code == 401
