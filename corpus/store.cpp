@@ -123,15 +123,15 @@ std::string NormalizeSha256(std::string_view hex) {
   return out;
 }
 
-Status ValidateChunks(const NewDocument& doc) {
-  for (size_t i = 0; i < doc.chunks.size(); ++i) {
-    const NewChunk& c = doc.chunks[i];
-    const auto size = static_cast<int64_t>(doc.text.size());
+Status ValidateChunks(std::string_view text, std::span<const NewChunk> chunks) {
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const NewChunk& c = chunks[i];
+    const auto size = static_cast<int64_t>(text.size());
     if (c.start < 0 || c.start > c.end || c.end > size) {
       return Status::InvalidArgument("chunk " + std::to_string(i) + " offsets [" + std::to_string(c.start) +
                                      ", " + std::to_string(c.end) + ") lie outside the document text");
     }
-    if (std::string_view(doc.text).substr(c.start, c.end - c.start) != c.text) {
+    if (text.substr(c.start, c.end - c.start) != c.text) {
       return Status::InvalidArgument("chunk " + std::to_string(i) +
                                      " text differs from its span of the document text");
     }
@@ -159,6 +159,71 @@ Status WriteEmbeddingDim(Db& db, int dim) {
 
 Status NotFoundDocument(DocumentId id) {
   return Status::NotFound("no document with id " + std::to_string(id));
+}
+
+Status RequireDocument(Db& db, DocumentId id) {
+  auto exists = db.Prepare("SELECT 1 FROM documents WHERE id = ?1");
+  if (!exists.ok()) return exists.status();
+  exists->BindInt(1, id);
+  auto row = exists->Step();
+  if (!row.ok()) return row.status();
+  return *row ? Status::Ok() : NotFoundDocument(id);
+}
+
+Result<std::vector<ChunkId>> ChunkIdsOf(Db& db, DocumentId id) {
+  std::vector<ChunkId> out;
+  auto ids = db.Prepare("SELECT id FROM chunks WHERE document_id = ?1 ORDER BY ordinal");
+  if (!ids.ok()) return ids.status();
+  ids->BindInt(1, id);
+  for (;;) {
+    auto row = ids->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out.push_back(ids->ColumnInt(0));
+  }
+}
+
+// Inserts `chunks` as ordinals 0..n-1 of document `id` inside the caller's
+// transaction (the FTS rows follow by trigger); sets the store's embedding
+// size on the first embedding ever stored. Returns the new chunk ids.
+Result<std::vector<ChunkId>> InsertChunks(Db& db, DocumentId id, std::span<const NewChunk> chunks) {
+  auto stored_dim = ReadEmbeddingDim(db);
+  if (!stored_dim.ok()) return stored_dim.status();
+  int dim = *stored_dim;
+  const bool had_dim = dim != 0;
+  auto insert = db.Prepare(
+      "INSERT INTO chunks(document_id, ordinal, text, start_offset, end_offset, token_count, heading, "
+      "embedding) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!insert.ok()) return insert.status();
+  std::vector<ChunkId> ids;
+  ids.reserve(chunks.size());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const NewChunk& c = chunks[i];
+    // The size check happens chunk by chunk inside the transaction; a failure
+    // here discards the chunks already inserted (the destructor rolls back).
+    if (!c.embedding.empty()) {
+      if (dim == 0) dim = static_cast<int>(c.embedding.size());
+      if (static_cast<int>(c.embedding.size()) != dim) {
+        return Status::InvalidArgument("chunk " + std::to_string(i) + " has an embedding of size " +
+                                       std::to_string(c.embedding.size()) + ", expected " +
+                                       std::to_string(dim));
+      }
+    }
+    insert->Reset();
+    insert->BindInt(1, id);
+    insert->BindInt(2, static_cast<int64_t>(i));
+    insert->BindText(3, c.text);
+    insert->BindInt(4, c.start);
+    insert->BindInt(5, c.end);
+    insert->BindInt(6, c.token_count);
+    insert->BindText(7, c.heading_context);
+    insert->BindBlob(8, c.embedding.data(), c.embedding.size() * sizeof(float));
+    RAGD_RETURN_IF_ERROR(insert->Run());
+    ids.push_back(db.LastInsertRowId());
+  }
+  if (!had_dim && dim != 0) RAGD_RETURN_IF_ERROR(WriteEmbeddingDim(db, dim));
+  return ids;
 }
 
 }  // namespace
@@ -196,7 +261,7 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
 Result<AddResult> Store::AddDocument(const NewDocument& doc) {
   const std::string sha = NormalizeSha256(doc.sha256);
   if (sha.empty()) return Status::InvalidArgument("document sha256 must be 64 hex characters");
-  RAGD_RETURN_IF_ERROR(ValidateChunks(doc));
+  RAGD_RETURN_IF_ERROR(ValidateChunks(doc.text, doc.chunks));
 
   std::lock_guard lock(impl_->write_mu);
   Db& db = *impl_->writer;
@@ -236,41 +301,9 @@ Result<AddResult> Store::AddDocument(const NewDocument& doc) {
     insert->BindText(2, doc.text);
     RAGD_RETURN_IF_ERROR(insert->Run());
   }
-  auto stored_dim = ReadEmbeddingDim(db);
-  if (!stored_dim.ok()) return stored_dim.status();
-  int dim = *stored_dim;
-  const bool had_dim = dim != 0;
-  auto insert = db.Prepare(
-      "INSERT INTO chunks(document_id, ordinal, text, start_offset, end_offset, token_count, heading, "
-      "embedding) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  if (!insert.ok()) return insert.status();
-  result.chunk_ids.reserve(doc.chunks.size());
-  for (size_t i = 0; i < doc.chunks.size(); ++i) {
-    const NewChunk& c = doc.chunks[i];
-    // The size check happens chunk by chunk inside the transaction; a failure
-    // here discards the chunks already inserted (the destructor rolls back).
-    if (!c.embedding.empty()) {
-      if (dim == 0) dim = static_cast<int>(c.embedding.size());
-      if (static_cast<int>(c.embedding.size()) != dim) {
-        return Status::InvalidArgument("chunk " + std::to_string(i) + " has an embedding of size " +
-                                       std::to_string(c.embedding.size()) + ", expected " +
-                                       std::to_string(dim));
-      }
-    }
-    insert->Reset();
-    insert->BindInt(1, result.id);
-    insert->BindInt(2, static_cast<int64_t>(i));
-    insert->BindText(3, c.text);
-    insert->BindInt(4, c.start);
-    insert->BindInt(5, c.end);
-    insert->BindInt(6, c.token_count);
-    insert->BindText(7, c.heading_context);
-    insert->BindBlob(8, c.embedding.data(), c.embedding.size() * sizeof(float));
-    RAGD_RETURN_IF_ERROR(insert->Run());
-    result.chunk_ids.push_back(db.LastInsertRowId());
-  }
-  if (!had_dim && dim != 0) RAGD_RETURN_IF_ERROR(WriteEmbeddingDim(db, dim));
+  auto chunk_ids = InsertChunks(db, result.id, doc.chunks);
+  if (!chunk_ids.ok()) return chunk_ids.status();
+  result.chunk_ids = std::move(chunk_ids).value();
   RAGD_RETURN_IF_ERROR(txn.Commit());
   result.inserted = true;
   return result;
@@ -338,26 +371,9 @@ Result<std::vector<ChunkId>> Store::DeleteDocument(DocumentId id) {
   Db& db = *impl_->writer;
   Transaction txn(db);
   RAGD_RETURN_IF_ERROR(txn.status());
-  {
-    auto exists = db.Prepare("SELECT 1 FROM documents WHERE id = ?1");
-    if (!exists.ok()) return exists.status();
-    exists->BindInt(1, id);
-    auto row = exists->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return NotFoundDocument(id);
-  }
-  std::vector<ChunkId> removed;
-  {
-    auto ids = db.Prepare("SELECT id FROM chunks WHERE document_id = ?1 ORDER BY ordinal");
-    if (!ids.ok()) return ids.status();
-    ids->BindInt(1, id);
-    for (;;) {
-      auto row = ids->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      removed.push_back(ids->ColumnInt(0));
-    }
-  }
+  RAGD_RETURN_IF_ERROR(RequireDocument(db, id));
+  auto removed = ChunkIdsOf(db, id);
+  if (!removed.ok()) return removed.status();
   // Chunks first (their trigger removes the FTS rows), then text, then the document.
   for (const char* sql :
        {"DELETE FROM chunks WHERE document_id = ?1", "DELETE FROM document_texts WHERE document_id = ?1",
@@ -369,6 +385,39 @@ Result<std::vector<ChunkId>> Store::DeleteDocument(DocumentId id) {
   }
   RAGD_RETURN_IF_ERROR(txn.Commit());
   return removed;
+}
+
+Result<ReplacedChunks> Store::ReplaceChunks(DocumentId id, std::span<const NewChunk> chunks) {
+  std::lock_guard lock(impl_->write_mu);
+  Db& db = *impl_->writer;
+  Transaction txn(db);
+  RAGD_RETURN_IF_ERROR(txn.status());
+  RAGD_RETURN_IF_ERROR(RequireDocument(db, id));
+  std::string text;
+  {
+    auto read = db.Prepare("SELECT text FROM document_texts WHERE document_id = ?1");
+    if (!read.ok()) return read.status();
+    read->BindInt(1, id);
+    auto row = read->Step();
+    if (!row.ok()) return row.status();
+    if (*row) text = read->ColumnText(0);
+  }
+  RAGD_RETURN_IF_ERROR(ValidateChunks(text, chunks));
+  ReplacedChunks result;
+  auto removed = ChunkIdsOf(db, id);
+  if (!removed.ok()) return removed.status();
+  result.removed = std::move(removed).value();
+  {
+    auto stmt = db.Prepare("DELETE FROM chunks WHERE document_id = ?1");  // the trigger drops the FTS rows
+    if (!stmt.ok()) return stmt.status();
+    stmt->BindInt(1, id);
+    RAGD_RETURN_IF_ERROR(stmt->Run());
+  }
+  auto added = InsertChunks(db, id, chunks);
+  if (!added.ok()) return added.status();
+  result.added = std::move(added).value();
+  RAGD_RETURN_IF_ERROR(txn.Commit());
+  return result;
 }
 
 Result<std::vector<ChunkRecord>> Store::GetChunks(std::span<const ChunkId> ids, bool with_embeddings) const {

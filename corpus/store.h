@@ -90,6 +90,13 @@ struct AddResult {
   std::vector<ChunkId> chunk_ids;  // ids of the new chunks, in order (empty when !inserted)
 };
 
+// What ReplaceChunks changed: the chunk ids to drop from a vector index and
+// the new ones, in ordinal order.
+struct ReplacedChunks {
+  std::vector<ChunkId> removed;
+  std::vector<ChunkId> added;
+};
+
 // A stored chunk as returned to readers.
 struct ChunkRecord {
   ChunkId id = 0;
@@ -146,6 +153,11 @@ class Store {
   // Removes the document, its text, chunks and FTS rows in one transaction;
   // returns the removed chunk ids (to drop from a vector index). kNotFound when absent.
   Result<std::vector<ChunkId>> DeleteDocument(DocumentId id);
+  // Re-chunking a stored document (new chunk size, new embedding model): its
+  // chunks and their FTS rows are replaced by `chunks` (offsets into the
+  // stored text, checked as in AddDocument) in one transaction; the document
+  // keeps its id, text and metadata. kNotFound when absent.
+  Result<ReplacedChunks> ReplaceChunks(DocumentId id, std::span<const NewChunk> chunks);
 
   // Chunks with these ids, in the order given; ids that do not exist (e.g.
   // deleted meanwhile) are skipped, duplicates are returned once per mention.

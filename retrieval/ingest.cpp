@@ -17,6 +17,14 @@ constexpr size_t kEmbedBatch = 64;
 
 bool Cancelled(const std::atomic<bool>* cancel) { return cancel != nullptr && cancel->load(); }
 
+// The chunks' embeddings end to end, as VectorIndex::Add takes them.
+std::vector<float> Flatten(const std::vector<corpus::NewChunk>& chunks, int dim) {
+  std::vector<float> flat;
+  flat.reserve(chunks.size() * static_cast<size_t>(dim));
+  for (const auto& c : chunks) flat.insert(flat.end(), c.embedding.begin(), c.embedding.end());
+  return flat;
+}
+
 }  // namespace
 
 Result<IngestResult> Ingestor::IngestBytes(std::string_view bytes, std::string_view file_name,
@@ -35,35 +43,8 @@ Result<IngestResult> Ingestor::IngestBytes(std::string_view bytes, std::string_v
       corpus::ExtractContained(bytes, file_name, media_type, options_.extract, options_.containment, cancel);
   if (!doc.ok()) return doc.status();
   if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
-  auto counter = [this](std::string_view text) { return static_cast<int>(embedder_->CountTokens(text)); };
-  auto chunks = corpus::ChunkText(doc->text, counter, options_.chunking);
+  auto chunks = ChunkAndEmbed(doc->text, cancel, progress);
   if (!chunks.ok()) return chunks.status();
-  if (chunks->empty()) return Status::InvalidArgument("the document has no text to index");
-  if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
-
-  std::vector<std::string> inputs;
-  inputs.reserve(chunks->size());
-  for (const auto& c : *chunks) {
-    if (options_.embed_heading_context && !c.heading_context.empty()) {
-      inputs.push_back(c.heading_context + "\n\n" + c.text);
-    } else {
-      inputs.push_back(c.text);
-    }
-  }
-  // In batches, so a cancelled upload of a long document stops within one.
-  std::vector<std::vector<float>> vectors;
-  vectors.reserve(inputs.size());
-  const int64_t total = static_cast<int64_t>(inputs.size());
-  if (progress) progress(0, total);
-  for (size_t from = 0; from < inputs.size(); from += kEmbedBatch) {
-    if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
-    const size_t to = std::min(inputs.size(), from + kEmbedBatch);
-    auto batch = embedder_->Embed(std::vector<std::string>(std::make_move_iterator(inputs.begin() + from),
-                                                           std::make_move_iterator(inputs.begin() + to)));
-    if (!batch.ok()) return batch.status();
-    for (auto& v : *batch) vectors.push_back(std::move(v));
-    if (progress) progress(static_cast<int64_t>(to), total);
-  }
   if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
 
   corpus::NewDocument nd;
@@ -76,18 +57,8 @@ Result<IngestResult> Ingestor::IngestBytes(std::string_view bytes, std::string_v
   result.title = nd.title;
   result.media_type = nd.media_type;
   result.byte_size = nd.byte_size;
-  for (size_t i = 0; i < chunks->size(); ++i) {
-    corpus::TextChunk& c = (*chunks)[i];
-    corpus::NewChunk n;
-    n.start = static_cast<int64_t>(c.start);
-    n.end = static_cast<int64_t>(c.end);
-    n.token_count = c.token_count;
-    n.heading_context = std::move(c.heading_context);
-    n.text = std::move(c.text);
-    n.embedding = std::move(vectors[i]);
-    result.token_count += n.token_count;
-    nd.chunks.push_back(std::move(n));
-  }
+  for (const corpus::NewChunk& c : *chunks) result.token_count += c.token_count;
+  nd.chunks = std::move(chunks).value();
   nd.text = std::move(doc->text);
 
   std::lock_guard<std::mutex> lock(write_mutex_);
@@ -105,14 +76,83 @@ Result<IngestResult> Ingestor::IngestBytes(std::string_view bytes, std::string_v
     return result;
   }
   result.chunk_count = static_cast<int64_t>(added->chunk_ids.size());
-  std::vector<float> flat;
-  flat.reserve(nd.chunks.size() * static_cast<size_t>(embedder_->dimension()));
-  for (const auto& c : nd.chunks) flat.insert(flat.end(), c.embedding.begin(), c.embedding.end());
+  const std::vector<float> flat = Flatten(nd.chunks, embedder_->dimension());
   // The store has committed: an index failure here is repaired by the rebuild
   // at the next open, so it is reported but the document stays.
   Status st = index_->Add(added->chunk_ids, flat);
   if (on_change_) on_change_();
   if (!st.ok()) return Status(st.code(), "document stored but not indexed until restart: " + st.message());
+  return result;
+}
+
+Result<std::vector<corpus::NewChunk>> Ingestor::ChunkAndEmbed(
+    const std::string& text, const std::atomic<bool>* cancel,
+    const std::function<void(int64_t, int64_t)>& progress) const {
+  auto counter = [this](std::string_view t) { return static_cast<int>(embedder_->CountTokens(t)); };
+  auto chunks = corpus::ChunkText(text, counter, options_.chunking);
+  if (!chunks.ok()) return chunks.status();
+  if (chunks->empty()) return Status::InvalidArgument("the document has no text to index");
+  if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
+
+  std::vector<std::string> inputs;
+  inputs.reserve(chunks->size());
+  for (const auto& c : *chunks) {
+    if (options_.embed_heading_context && !c.heading_context.empty()) {
+      inputs.push_back(c.heading_context + "\n\n" + c.text);
+    } else {
+      inputs.push_back(c.text);
+    }
+  }
+  // In batches, so a cancelled upload of a long document stops within one.
+  std::vector<corpus::NewChunk> out;
+  out.reserve(chunks->size());
+  const int64_t total = static_cast<int64_t>(inputs.size());
+  if (progress) progress(0, total);
+  for (size_t from = 0; from < inputs.size(); from += kEmbedBatch) {
+    if (Cancelled(cancel)) return Status::Cancelled("ingest cancelled");
+    const size_t to = std::min(inputs.size(), from + kEmbedBatch);
+    auto batch = embedder_->Embed(std::vector<std::string>(std::make_move_iterator(inputs.begin() + from),
+                                                           std::make_move_iterator(inputs.begin() + to)));
+    if (!batch.ok()) return batch.status();
+    for (size_t i = from; i < to; ++i) {
+      corpus::TextChunk& c = (*chunks)[i];
+      corpus::NewChunk n;
+      n.start = static_cast<int64_t>(c.start);
+      n.end = static_cast<int64_t>(c.end);
+      n.token_count = c.token_count;
+      n.heading_context = std::move(c.heading_context);
+      n.text = std::move(c.text);
+      n.embedding = std::move((*batch)[i - from]);
+      out.push_back(std::move(n));
+    }
+    if (progress) progress(static_cast<int64_t>(to), total);
+  }
+  return out;
+}
+
+Result<IngestResult> Ingestor::Reindex(corpus::DocumentId id, const std::atomic<bool>* cancel,
+                                       const std::function<void(int64_t, int64_t)>& progress) {
+  auto info = store_->GetDocument(id);
+  if (!info.ok()) return info.status();
+  auto text = store_->GetDocumentText(id);
+  if (!text.ok()) return text.status();
+  auto chunks = ChunkAndEmbed(*text, cancel, progress);
+  if (!chunks.ok()) return chunks.status();
+  if (Cancelled(cancel)) return Status::Cancelled("re-index cancelled");
+
+  IngestResult result{id, true,           info->title, info->media_type, static_cast<int64_t>(chunks->size()),
+                      0,  info->byte_size};
+  for (const corpus::NewChunk& c : *chunks) result.token_count += c.token_count;
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  auto replaced = store_->ReplaceChunks(id, *chunks);  // kNotFound when deleted meanwhile
+  if (!replaced.ok()) return replaced.status();
+  // As for an upload: the store has committed, and the next open repairs an
+  // index that missed this change.
+  Status st = index_->Remove(replaced->removed);
+  if (st.ok()) st = index_->Add(replaced->added, Flatten(*chunks, embedder_->dimension()));
+  if (on_change_) on_change_();
+  if (!st.ok())
+    return Status(st.code(), "document re-chunked but not indexed until restart: " + st.message());
   return result;
 }
 

@@ -79,7 +79,21 @@ class Ingestor {
   // Removes the document from store and index; returns its chunk count. kNotFound when absent.
   Result<int64_t> Delete(corpus::DocumentId id);
 
+  // Chunks and embeds the stored text of document `id` again with today's
+  // chunking options and embedder, and swaps its chunks in store and index
+  // (after a change of chunk size or embedding model). The document keeps
+  // its id; searches meanwhile see the old chunks. `cancel` and `progress`
+  // as for IngestBytes. kNotFound when absent.
+  Result<IngestResult> Reindex(corpus::DocumentId id, const std::atomic<bool>* cancel = nullptr,
+                               const std::function<void(int64_t done, int64_t total)>& progress = {});
+
  private:
+  // Chunks `text` and embeds the chunks (with their heading context when
+  // the options say so), in batches between looks at `cancel`.
+  Result<std::vector<corpus::NewChunk>> ChunkAndEmbed(
+      const std::string& text, const std::atomic<bool>* cancel,
+      const std::function<void(int64_t, int64_t)>& progress) const;
+
   const Embedder* embedder_;
   corpus::Store* store_;
   VectorIndex* index_;

@@ -74,6 +74,10 @@ class Retriever {
     return ingestor_->IngestFile(path, cancel);
   }
   Result<int64_t> DeleteDocument(corpus::DocumentId id) { return ingestor_->Delete(id); }
+  Result<IngestResult> Reindex(corpus::DocumentId id, const std::atomic<bool>* cancel = nullptr,
+                               const std::function<void(int64_t done, int64_t total)>& progress = {}) {
+    return ingestor_->Reindex(id, cancel, progress);
+  }
 
   // Writes the index now if it changed since the last save.
   Status SaveIndex();

@@ -74,6 +74,7 @@ Json JobJson(const IngestJobStatus& j) {
   Json out = {{"id", j.id},          {"state", IngestStateName(j.state)}, {"file_name", j.file_name},
               {"bytes", j.bytes},    {"chunks_done", j.chunks_done},      {"chunks_total", j.chunks_total},
               {"seconds", j.seconds}};
+  out["kind"] = j.reindex_document > 0 ? "reindex" : "upload";
   if (!j.error.ok()) out["error"] = j.error.message();
   if (j.result) out["document_id"] = j.result->document_id;
   return out;
@@ -96,6 +97,21 @@ HttpResponse UploadResponse(AppContext& ctx, const IngestJobStatus& job) {
                                                          {"duplicate", !job.result->inserted},
                                                          {"job", JobJson(job)},
                                                          {"ingest_seconds", job.seconds}});
+}
+
+// The job queue's refusal: 503 with Retry-After when it is full.
+HttpResponse QueueRefusal(const Status& st) {
+  HttpResponse r = ErrorResponse(st);
+  if (st.code() == StatusCode::kUnavailable) r.headers.push_back({"Retry-After", "10"});
+  return r;
+}
+
+// 202 with the queued job and where to poll it.
+HttpResponse JobAccepted(AppContext& ctx, int64_t job_id) {
+  auto job = ctx.ingest_jobs->Get(job_id);
+  HttpResponse r = JsonResponse(202, {{"job", job ? JobJson(*job) : Json::object()}});
+  r.headers.push_back({"Location", "/v1/documents/jobs/" + std::to_string(job_id)});
+  return r;
 }
 
 bool WantsAsync(const HttpRequest& req) {
@@ -125,18 +141,9 @@ void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx) {
                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
               RecordRequest(ctx, record);
             };
-            auto refused = [](const Status& st) {
-              HttpResponse r = ErrorResponse(st);
-              if (st.code() == StatusCode::kUnavailable) r.headers.push_back({"Retry-After", "10"});
-              return r;
-            };
             if (WantsAsync(req)) {
               auto id = ctx.ingest_jobs->Submit(std::move(upload).value(), {});
-              if (!id.ok()) return refused(id.status());
-              auto job = ctx.ingest_jobs->Get(*id);
-              HttpResponse r = JsonResponse(202, {{"job", job ? JobJson(*job) : Json::object()}});
-              r.headers.push_back({"Location", "/v1/documents/jobs/" + std::to_string(*id)});
-              return r;
+              return id.ok() ? JobAccepted(ctx, *id) : QueueRefusal(id.status());
             }
             // Ingestion embeds every chunk: seconds of work, done off the reactor thread.
             auto response = ex.Defer();
@@ -149,7 +156,7 @@ void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx) {
                 },
                 [response] { return response->cancelled(); });
             if (!id.ok()) {
-              const HttpResponse r = refused(id.status());
+              const HttpResponse r = QueueRefusal(id.status());
               response->Send(r);
               finish(r.status);
             }
@@ -213,6 +220,23 @@ void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx) {
                         auto text = ctx.retriever->store().GetDocumentText(*id);
                         if (!text.ok()) return ErrorResponse(text.status());
                         return JsonResponse(200, {{"document", DocumentJson(*doc)}, {"text", *text}});
+                      }));
+
+  // Chunks and embeds the stored text again (after a change of chunk size or
+  // embedding model), as a job of the upload queue: 202 and the job to poll.
+  http.Route("POST", "/v1/documents/:id/reindex",
+             WithUser(ctx, Access::kAdmin, true,
+                      [&ctx](const HttpRequest& req, HttpExchange&, const accounts::User& user) {
+                        auto id = PathId(req, "document id");
+                        if (!id.ok()) return ErrorResponse(id.status());
+                        auto doc = ctx.retriever->store().GetDocument(*id);
+                        if (!doc.ok()) return ErrorResponse(doc.status());
+                        IngestUpload reindex;
+                        reindex.file_name = doc->title.empty() ? doc->source_name : doc->title;
+                        reindex.user_id = user.id;
+                        reindex.reindex_document = *id;
+                        auto job_id = ctx.ingest_jobs->Submit(std::move(reindex), {});
+                        return job_id.ok() ? JobAccepted(ctx, *job_id) : QueueRefusal(job_id.status());
                       }));
 
   http.Route(

@@ -50,6 +50,7 @@ Result<int64_t> IngestJobs::Submit(IngestUpload upload, DoneCallback on_done,
   job->status.file_name = upload.file_name;
   job->status.bytes = static_cast<int64_t>(upload.bytes.size());
   job->status.user_id = upload.user_id;
+  job->status.reindex_document = upload.reindex_document;
   job->upload = std::move(upload);
   int64_t id;
   {
@@ -88,12 +89,14 @@ void IngestJobs::Run(const std::shared_ptr<Job>& job) {
 
   const auto t0 = std::chrono::steady_clock::now();
   const IngestUpload& up = job->upload;
-  auto result = retriever_->Ingest(up.bytes, up.file_name, up.media_type, up.title, &job->cancel,
-                                   [this, &job](int64_t done, int64_t total) {
-                                     std::lock_guard<std::mutex> lock(mu_);
-                                     job->status.chunks_done = done;
-                                     job->status.chunks_total = total;
-                                   });
+  auto progress = [this, &job](int64_t done, int64_t total) {
+    std::lock_guard<std::mutex> lock(mu_);
+    job->status.chunks_done = done;
+    job->status.chunks_total = total;
+  };
+  auto result = up.reindex_document > 0 ? retriever_->Reindex(up.reindex_document, &job->cancel, progress)
+                                        : retriever_->Ingest(up.bytes, up.file_name, up.media_type, up.title,
+                                                             &job->cancel, progress);
   {
     std::lock_guard<std::mutex> lock(mu_);
     final_status = job->status;

@@ -1,6 +1,7 @@
 // Uploads on their way into the corpus: a bounded queue in front of one
 // ingestion thread, and a record per upload (a job) that can be read and
-// cancelled while it waits or runs.
+// cancelled while it waits or runs. Re-indexing a stored document is a job
+// of the same queue (it embeds as much as an upload of it).
 //
 // Bounded: an upload is accepted only while fewer than `max_waiting` others
 // wait; past that Submit answers kUnavailable at once (the route turns it
@@ -47,6 +48,9 @@ struct IngestUpload {
   std::string media_type;  // as declared; may be empty
   std::string title;       // replaces the extracted title when not empty
   int64_t user_id = 0;     // who uploaded
+  // > 0: no upload but a re-index of this stored document (Retriever::Reindex);
+  // `bytes` is empty and `file_name` names the document for the job list.
+  int64_t reindex_document = 0;
 };
 
 enum class IngestState { kQueued, kRunning, kDone, kFailed, kCancelled };
@@ -59,6 +63,7 @@ struct IngestJobStatus {
   std::string file_name;
   int64_t bytes = 0;
   int64_t user_id = 0;
+  int64_t reindex_document = 0;                   // > 0: a re-index of this document, not an upload
   int64_t chunks_done = 0;                        // chunks embedded so far
   int64_t chunks_total = 0;                       // 0 until the text is chunked
   double seconds = 0;                             // time spent running (so far, or in all)

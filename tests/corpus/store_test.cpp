@@ -335,6 +335,48 @@ TEST(Store, DeleteRemovesChunksTextAndSearchRows) {
   EXPECT_TRUE(back->inserted);
 }
 
+TEST(Store, ReplaceChunksSwapsChunksAndSearchRowsInOneStep) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("corpus.db"));
+  ASSERT_TRUE(store);
+  const NewDocument doc = MakeDocument("zoo", {"giraffe line", "okapi line"}, 2);
+  auto added = store->AddDocument(doc);
+  ASSERT_TRUE(added.ok());
+  // One chunk over the whole text now.
+  NewChunk whole;
+  whole.start = 0;
+  whole.end = static_cast<int64_t>(doc.text.size());
+  whole.text = doc.text;
+  whole.token_count = 5;
+  whole.heading_context = "Zoo";
+  whole.embedding = {0.5f, 0.5f};
+  auto replaced = store->ReplaceChunks(added->id, {&whole, 1});
+  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  EXPECT_EQ(replaced->removed, added->chunk_ids);
+  ASSERT_EQ(replaced->added.size(), 1u);
+  EXPECT_GT(replaced->added[0], added->chunk_ids.back());
+  const auto chunks = store->ListChunks(added->id).value();
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].ordinal, 0);
+  EXPECT_EQ(chunks[0].heading_context, "Zoo");
+  EXPECT_EQ(store->GetDocument(added->id)->chunk_count, 1);
+  auto okapi = store->SearchLexical("okapi", 10);
+  ASSERT_EQ(okapi->size(), 1u);
+  EXPECT_EQ((*okapi)[0].chunk_id, replaced->added[0]);
+  EXPECT_TRUE(store->CheckIntegrity().ok());
+
+  // Refusals write nothing: chunks that do not match the stored text, a
+  // wrong embedding size, an unknown document.
+  NewChunk wrong = whole;
+  wrong.text = "not the text";
+  EXPECT_EQ(store->ReplaceChunks(added->id, {&wrong, 1}).status().code(), StatusCode::kInvalidArgument);
+  NewChunk wide = whole;
+  wide.embedding = {1, 2, 3};
+  EXPECT_EQ(store->ReplaceChunks(added->id, {&wide, 1}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->ReplaceChunks(added->id + 99, {&whole, 1}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->ListChunks(added->id).value()[0].id, replaced->added[0]);
+}
+
 TEST(Store, ListsNewestFirstWithPaging) {
   TempDir dir;
   auto store = OpenStore(dir.File("corpus.db"));

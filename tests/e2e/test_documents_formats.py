@@ -28,6 +28,15 @@ def upload(srv, name, content_type="application/octet-stream"):
                          files={"file": (name, data, content_type)}, timeout=300)
 
 
+def retrieved(srv, question):
+    """The passages retrieved for `question`: the streamed answer's first event lists them."""
+    r = requests.post(srv.url + "/v1/ask", headers=srv.headers(), timeout=300, stream=True,
+                      json={"question": question, "max_tokens": 1, "stream": True})
+    assert r.status_code == 200, r.text
+    first = json.loads(next(line for line in r.iter_lines(decode_unicode=True) if line.startswith("data: "))[6:])
+    return first["citations"]
+
+
 def test_docx_upload_is_found_by_a_question(srv):
     r = upload(srv, "sample.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
     assert r.status_code == 201, r.text
@@ -36,13 +45,7 @@ def test_docx_upload_is_found_by_a_question(srv):
     assert doc["title"] == "Beacon Handbook"
     text = requests.get(f"{srv.url}/v1/documents/{doc['id']}", headers=srv.headers(), timeout=10).json()["text"]
     assert "# Coastal Signals" in text and "Marlowe\t7719 hertz" in text and "REMOVED REVISION" not in text
-    # The streamed answer's first event lists the passages retrieved for the question.
-    r = requests.post(srv.url + "/v1/ask", headers=srv.headers(), timeout=300, stream=True,
-                      json={"question": "What is the quillon frequency of the Marlowe beacon?", "max_tokens": 1,
-                            "stream": True})
-    assert r.status_code == 200, r.text
-    first = json.loads(next(line for line in r.iter_lines(decode_unicode=True) if line.startswith("data: "))[6:])
-    sources = first["citations"]
+    sources = retrieved(srv, "What is the quillon frequency of the Marlowe beacon?")
     assert sources and sources[0]["document_id"] == doc["id"], sources
     assert "7719 hertz" in sources[0]["text"]
 
@@ -67,3 +70,29 @@ def test_other_formats_are_ingested(srv, name, media_type, title):
 def test_archives_keep_the_refusal_rules(srv, name, status):
     r = upload(srv, name)
     assert r.status_code == status, r.text
+
+
+def test_reindex_is_a_job_that_keeps_the_document(srv):
+    import time
+    r = upload(srv, "sample.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    assert r.status_code in (200, 201), r.text
+    doc = r.json()["document"]
+    r = requests.post(f"{srv.url}/v1/documents/{doc['id']}/reindex", headers=srv.headers(), timeout=10)
+    assert r.status_code == 202, r.text
+    job = r.json()["job"]
+    assert job["kind"] == "reindex" and r.headers["Location"] == f"/v1/documents/jobs/{job['id']}"
+    deadline = time.time() + 120
+    while job["state"] in ("queued", "running") and time.time() < deadline:
+        time.sleep(0.2)
+        body = requests.get(srv.url + r.headers["Location"], headers=srv.headers(), timeout=10).json()
+        job = body["job"]
+    assert job["state"] == "done", job
+    assert job["document_id"] == doc["id"] and job["chunks_done"] == job["chunks_total"] > 0
+    assert body["document"]["id"] == doc["id"] and body["document"]["chunks"] == job["chunks_total"]
+    listed = requests.get(srv.url + "/v1/documents", headers=srv.headers(), timeout=10).json()["documents"]
+    assert sum(d["sha256"] == doc["sha256"] for d in listed) == 1
+    # Still found by a question, through its new chunks.
+    sources = retrieved(srv, "What is the quillon frequency of the Marlowe beacon?")
+    assert sources and sources[0]["document_id"] == doc["id"], sources
+    bad = requests.post(f"{srv.url}/v1/documents/999999/reindex", headers=srv.headers(), timeout=10)
+    assert bad.status_code == 404, bad.text

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -222,6 +224,50 @@ TEST_P(RetrieverTest, DeleteRemovesFromStoreAndIndex) {
   ASSERT_TRUE(after.ok());
   for (const auto& h : *after) EXPECT_NE(h.document_id, bread);
   EXPECT_EQ(r->DeleteDocument(bread).status().code(), StatusCode::kNotFound);
+}
+
+// A change of chunk size applies to a stored document once it is re-indexed:
+// same document, new chunks in store and index, the old ones gone.
+TEST_P(RetrieverTest, ReindexRechunksAStoredDocument) {
+  ragd::testing::TempDir dir;
+  corpus::DocumentId bread = 0;
+  std::vector<corpus::ChunkRecord> before;
+  {
+    auto r = OpenCorpus(Options(dir.path(), GetParam()));
+    ASSERT_NE(r, nullptr);
+    IngestAll(*r);
+    auto hits = r->Search("wild yeast starter dough");
+    ASSERT_TRUE(hits.ok() && !hits->empty());
+    bread = (*hits)[0].document_id;
+    before = r->store().ListChunks(bread).value();
+  }
+  RetrieverOptions larger = Options(dir.path(), GetParam());
+  larger.ingest.chunking.target_tokens = 200;
+  larger.ingest.chunking.overlap_tokens = 0;
+  auto r = OpenCorpus(larger);
+  ASSERT_NE(r, nullptr);
+  const int64_t documents = *r->store().CountDocuments();
+  int64_t progress_total = 0;
+  auto result = r->Reindex(bread, nullptr, [&](int64_t, int64_t total) { progress_total = total; });
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->document_id, bread);
+  const auto after = r->store().ListChunks(bread).value();
+  ASSERT_GT(before.size(), after.size());  // fewer, larger chunks
+  EXPECT_EQ(result->chunk_count, static_cast<int64_t>(after.size()));
+  EXPECT_EQ(progress_total, result->chunk_count);
+  EXPECT_EQ(*r->store().CountDocuments(), documents);
+  EXPECT_EQ(r->index().size(), *r->store().CountChunks());
+  EXPECT_TRUE(r->store().GetChunks({&before.front().id, 1}).value().empty());
+  const std::vector<int64_t> ids = r->index().Ids();
+  for (const auto& c : before) EXPECT_EQ(std::count(ids.begin(), ids.end(), c.id), 0);
+  for (const auto& c : after) EXPECT_EQ(std::count(ids.begin(), ids.end(), c.id), 1);
+  auto hits = r->Search("wild yeast starter dough");
+  ASSERT_TRUE(hits.ok() && !hits->empty());
+  EXPECT_EQ((*hits)[0].document_id, bread);
+  EXPECT_EQ(r->Reindex(bread + 1000).status().code(), StatusCode::kNotFound);
+  std::atomic<bool> cancel{true};
+  EXPECT_EQ(r->Reindex(bread, &cancel).status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(r->store().ListChunks(bread).value().size(), after.size());  // a cancel changes nothing
 }
 
 std::vector<int64_t> ChunkIds(Retriever& r, const std::string& q) {
