@@ -14,7 +14,7 @@
     try {
       list = (await Ragd.api("GET", "/v1/feedback", { noLoginRedirect: true })).feedback || [];
     } catch (err) {
-      return;  // not an admin, or signed out: admin.js reports it
+      return;  // signed out meanwhile: admin.js reports it
     }
     Ragd.clear(rows);
     list.forEach(function (f) {
@@ -33,5 +33,5 @@
     none.classList.toggle("hidden", list.length > 0);
   }
 
-  load();
+  Ragd.admin.onStart(load);
 })();
