@@ -34,7 +34,8 @@ Result<std::unique_ptr<Accounts>> Accounts::Open(const AccountsOptions& options)
   if (options.sessions.idle_timeout_s <= 0 || options.sessions.max_lifetime_s <= 0) {
     return Status::InvalidArgument("session lifetimes must be > 0");
   }
-  Result<std::unique_ptr<Db>> db = Db::Open(options.db_path);
+  Result<std::unique_ptr<Db>> db =
+      options.postgres_url.empty() ? Db::Open(options.db_path) : Db::OpenPostgres(options.postgres_url);
   if (!db.ok()) return db.status();
   return std::unique_ptr<Accounts>(new Accounts(options, std::shared_ptr<Db>(std::move(*db))));
 }

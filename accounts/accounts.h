@@ -1,6 +1,6 @@
 // Accounts: users, API keys, browser sessions, token quotas and rate limits,
-// backed by `<data_dir>/app.db`. The HTTP routes call these; nothing here
-// knows HTTP.
+// backed by `<data_dir>/app.db` or by PostgreSQL (see db.h). The HTTP routes
+// call these; nothing here knows HTTP.
 //
 // Typical request flow in a route handler:
 //   User user = api_keys().Authenticate(bearer)    or sessions().Authenticate(cookie)
@@ -38,6 +38,7 @@ namespace ragd::accounts {
 struct AccountsOptions {
   std::string db_path =
       "data/app.db";             // the SQLite file (created with its folder); ":memory:" = private, for tests
+  std::string postgres_url;      // non-empty: the store is this PostgreSQL database instead (db_path unused)
   QuotaOptions quota;            // token budgets (config quota.tokens_per_period, quota.period)
   RateLimitOptions rate_limits;  // config quota.requests_per_minute, quota.tokens_per_minute
   SessionOptions sessions;       // browser session lifetime
@@ -47,8 +48,8 @@ struct AccountsOptions {
 
 class Accounts {
  public:
-  // Opens app.db (migrating it) and builds the components.
-  // Errors: as Db::Open, Internal when libsodium cannot start.
+  // Opens the store (migrating it) and builds the components.
+  // Errors: as Db::Open or Db::OpenPostgres, Internal when libsodium cannot start.
   static Result<std::unique_ptr<Accounts>> Open(const AccountsOptions& options);
 
   // The user behind a request's credentials: the API key from

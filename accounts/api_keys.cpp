@@ -45,15 +45,17 @@ Result<NewApiKey> ApiKeyStore::Import(int64_t user_id, std::string_view key, std
   made.info.created_at = clock_->NowSeconds();
   auto lock = db_->Lock();
   Result<Statement> insert = db_->Prepare(
-      "INSERT INTO api_keys (user_id, key_hash, prefix, name, created_at) VALUES (?, ?, ?, ?, ?)");
+      "INSERT INTO api_keys (user_id, key_hash, prefix, name, created_at) VALUES (?, ?, ?, ?, ?) RETURNING "
+      "id");
   if (!insert.ok()) return insert.status();
   insert->Bind(1, user_id).BindBlob(2, hash.data(), hash.size());
   insert->Bind(3, std::string_view(made.info.prefix)).Bind(4, name).Bind(5, made.info.created_at);
-  Status status = insert->Run();
-  if (status.code() == StatusCode::kAlreadyExists)
+  Result<bool> row = insert->Step();
+  if (row.status().code() == StatusCode::kAlreadyExists)
     return Status::AlreadyExists("this API key is already stored");
-  RAGD_RETURN_IF_ERROR(status);
-  made.info.id = db_->LastInsertRowId();
+  if (!row.ok()) return row.status();
+  if (!*row) return Status::Internal("the new API key has no id");
+  made.info.id = insert->ColumnInt(0);
   return made;
 }
 

@@ -50,10 +50,12 @@ constexpr const char* kConversationColumns =
 constexpr const char* kMessageColumns =
     "SELECT id, conversation_id, role, content, details, created_at FROM messages ";
 
-// LIKE pattern matching `text` literally anywhere ('\' escapes).
+// LIKE pattern matching `text` literally anywhere ('\' escapes), in ASCII
+// lower case: it is matched against lower(title), as PostgreSQL's LIKE
+// minds case where SQLite's does not.
 std::string ContainsPattern(std::string_view text) {
   std::string p = "%";
-  for (char c : text) {
+  for (char c : AsciiLower(text)) {
     if (c == '%' || c == '_' || c == '\\') p += '\\';
     p += c;
   }
@@ -80,11 +82,14 @@ Status Touch(Db& db, int64_t id, int64_t now) {
 Result<int64_t> InsertMessage(Db& db, int64_t conversation_id, std::string_view role,
                               std::string_view content, std::string_view details, int64_t now) {
   Result<Statement> insert = db.Prepare(
-      "INSERT INTO messages (conversation_id, role, content, details, created_at) VALUES (?, ?, ?, ?, ?)");
+      "INSERT INTO messages (conversation_id, role, content, details, created_at) VALUES (?, ?, ?, ?, ?) "
+      "RETURNING id");
   if (!insert.ok()) return insert.status();
   insert->Bind(1, conversation_id).Bind(2, role).Bind(3, content).Bind(4, details).Bind(5, now);
-  RAGD_RETURN_IF_ERROR(insert->Run());
-  return db.LastInsertRowId();
+  Result<bool> row = insert->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return Status::Internal("the new message has no id");
+  return insert->ColumnInt(0);
 }
 
 }  // namespace
@@ -114,18 +119,21 @@ Result<Conversation> ConversationStore::Create(int64_t user_id, std::string_view
   RAGD_RETURN_IF_ERROR(ValidateTitle(title));
   const int64_t now = clock_->NowSeconds();
   auto lock = db_->Lock();
-  Result<Statement> insert =
-      db_->Prepare("INSERT INTO conversations (user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?)");
+  Result<Statement> insert = db_->Prepare(
+      "INSERT INTO conversations (user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?) "
+      "RETURNING id");
   if (!insert.ok()) return insert.status();
   insert->Bind(1, user_id).Bind(2, title).Bind(3, now).Bind(4, now);
-  if (Status st = insert->Run(); !st.ok()) {
+  Result<bool> row = insert->Step();
+  if (!row.ok()) {
     // The only constraint is the owner's foreign key.
-    if (st.code() == StatusCode::kAlreadyExists)
+    if (row.status().code() == StatusCode::kAlreadyExists)
       return Status::NotFound("no user " + std::to_string(user_id));
-    return st;
+    return row.status();
   }
+  if (!*row) return Status::Internal("the new conversation has no id");
   Conversation c;
-  c.id = db_->LastInsertRowId();
+  c.id = insert->ColumnInt(0);
   c.user_id = user_id;
   c.title = std::string(title);
   c.created_at = now;
@@ -137,7 +145,7 @@ Result<std::vector<Conversation>> ConversationStore::List(int64_t user_id, std::
                                                           int64_t limit) {
   limit = std::clamp<int64_t>(limit, 1, 1000);
   const std::string sql = std::string(kConversationColumns) +
-                          "WHERE c.user_id = ? AND (? = '' OR c.title LIKE ? ESCAPE '\\') "
+                          "WHERE c.user_id = ? AND (? = '' OR lower(c.title) LIKE ? ESCAPE '\\') "
                           "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?";
   auto lock = db_->Lock();
   Result<Statement> q = db_->Prepare(sql.c_str());
@@ -208,7 +216,7 @@ Result<AppendedTurn> ConversationStore::AppendTurn(int64_t user_id, int64_t conv
                                                    const NewTurn& turn, int64_t replace_from) {
   const int64_t now = clock_->NowSeconds();
   auto lock = db_->Lock();
-  RAGD_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
+  RAGD_RETURN_IF_ERROR(db_->Begin());
   auto body = [&]() -> Result<AppendedTurn> {
     RAGD_RETURN_IF_ERROR(CheckOwner(*db_, user_id, conversation_id));
     if (replace_from > 0) {
@@ -242,11 +250,11 @@ Result<AppendedTurn> ConversationStore::AppendTurn(int64_t user_id, int64_t conv
   };
   Result<AppendedTurn> result = body();
   if (!result.ok()) {
-    (void)db_->Exec("ROLLBACK");
+    (void)db_->Rollback();
     return result.status();
   }
-  if (Status st = db_->Exec("COMMIT"); !st.ok()) {
-    (void)db_->Exec("ROLLBACK");
+  if (Status st = db_->Commit(); !st.ok()) {
+    (void)db_->Rollback();
     return st;
   }
   return result;

@@ -1,13 +1,23 @@
-// The application's own SQLite store, `<data_dir>/app.db`: users, API keys,
-// browser sessions and the token-usage ledger. The schema and its versioned
-// migrations are described once, in db.cpp.
+// The accounts store: users, API keys, browser sessions, the token-usage
+// ledger, conversations and feedback. It lives in SQLite, `<data_dir>/app.db`
+// (the default), or in PostgreSQL when `storage.postgres_url` is set, so that
+// several ragd replicas share it. The components (users.cpp, ...) hold one
+// copy of their logic and speak the SQL both engines accept through this
+// seam; the schema and its versioned migrations, with per-engine DDL only
+// where it must differ, are described once, in db.cpp.
+//
+// The shared SQL: `?` placeholders (numbered in order of appearance),
+// `INSERT ... RETURNING id` for new ids, `ON CONFLICT` for upserts, integer
+// arithmetic for days (created_at / 86400), Begin()/Commit()/Rollback() for
+// transactions. A boolean result (`x IS NOT NULL`, EXISTS) reads as 0 or 1.
 //
 // Thread-safety: one connection per Db, serialized by Db's mutex. Every
 // Statement must be prepared, run and destroyed while the caller holds the
 // lock returned by Db::Lock(). Lock order inside accounts/: a component's
 // own mutex first, then the Db lock; never the reverse.
 //
-// This header does not include sqlite3.h; SQLite lives behind db.cpp only.
+// This header includes neither sqlite3.h nor libpq-fe.h; the engines live
+// behind db_sqlite.cpp and db_postgres.cpp only.
 #pragma once
 
 #include <cstdint>
@@ -19,20 +29,35 @@
 
 #include "common/status.h"
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace ragd::accounts {
 
+enum class Dialect { kSqlite, kPostgres };
+
 // One prepared statement. Move-only; must not outlive its Db.
-// Bind indexes are 1-based, column indexes 0-based (as in SQLite).
+// Bind indexes are 1-based, column indexes 0-based (as in SQLite). An
+// index bound to nothing is NULL.
 class Statement {
  public:
-  Statement(Statement&& other) noexcept;
-  Statement& operator=(Statement&& other) noexcept;
+  // What an engine implements; callers use Statement.
+  class Impl {
+   public:
+    virtual ~Impl() = default;
+    virtual Status BindInt(int index, int64_t value) = 0;
+    virtual Status BindText(int index, std::string_view text) = 0;
+    virtual Status BindNull(int index) = 0;
+    virtual Status BindBlob(int index, const void* data, size_t size) = 0;
+    virtual Result<bool> Step() = 0;
+    virtual bool IsNull(int column) const = 0;
+    virtual int64_t Int(int column) const = 0;
+    virtual std::string Text(int column) const = 0;
+  };
+
+  explicit Statement(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  Statement(Statement&& other) noexcept = default;
+  Statement& operator=(Statement&& other) noexcept = default;
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
-  ~Statement();
+  ~Statement() = default;
 
   Statement& Bind(int index, int64_t value);
   Statement& Bind(int index, std::string_view text);
@@ -40,56 +65,68 @@ class Statement {
   Statement& BindBlob(int index, const void* data, size_t size);
 
   // Advances one row: true when a row is ready, false when done.
+  // A constraint violation (unique, foreign key, check) is AlreadyExists.
   Result<bool> Step();
   // Steps to completion (for statements that return no rows).
   Status Run();
 
-  int64_t ColumnInt(int column) const;
+  int64_t ColumnInt(int column) const { return impl_->Int(column); }
   std::optional<int64_t> ColumnOptionalInt(int column) const;
-  std::string ColumnText(int column) const;
-  bool ColumnIsNull(int column) const;
+  std::string ColumnText(int column) const { return impl_->Text(column); }
+  bool ColumnIsNull(int column) const { return impl_->IsNull(column); }
 
  private:
-  friend class Db;
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  sqlite3* db_ = nullptr;
-  sqlite3_stmt* stmt_ = nullptr;
+  void Note(Status status);
+
+  std::unique_ptr<Impl> impl_;
   Status bind_error_;  // the first bind failure, reported by Step/Run
 };
 
 class Db {
  public:
-  // Opens (creating if needed) the database at `path`, creating its parent
-  // folder, enables WAL and foreign keys, and applies pending migrations.
-  // ":memory:" gives a private in-memory database (tests).
+  // Opens (creating if needed) the SQLite database at `path`, creating its
+  // parent folder, enables WAL and foreign keys, and applies pending
+  // migrations. ":memory:" gives a private in-memory database (tests).
   // Errors: IoError (cannot open/write), Unsupported (made by a newer ragd),
   // Corrupt (not a database).
   static Result<std::unique_ptr<Db>> Open(const std::string& path);
-  ~Db();
+  // Connects to PostgreSQL (`url`: a postgresql:// URL or a libpq
+  // "key=value" string) and applies pending migrations; replicas starting
+  // together migrate one at a time. Errors: Unavailable (cannot connect),
+  // Unsupported (made by a newer ragd), IoError.
+  static Result<std::unique_ptr<Db>> OpenPostgres(const std::string& url);
+  virtual ~Db() = default;
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
 
   // Holds the connection; see the file comment.
   std::unique_lock<std::mutex> Lock() { return std::unique_lock<std::mutex>(mu_); }
 
-  // Runs one or more statements without results. Caller holds Lock().
-  Status Exec(const char* sql);
+  virtual Dialect dialect() const = 0;
+  // Runs one or more statements without results or parameters. Caller holds Lock().
+  virtual Status Exec(const char* sql) = 0;
   // Prepares one statement. Caller holds Lock().
-  Result<Statement> Prepare(const char* sql);
-  // Row id of the last successful INSERT on this connection. Caller holds Lock().
-  int64_t LastInsertRowId() const;
+  virtual Result<Statement> Prepare(const char* sql) = 0;
   // Rows changed by the last statement. Caller holds Lock().
-  int64_t Changes() const;
+  virtual int64_t Changes() const = 0;
+  // A write transaction (SQLite takes its write lock at once). Caller holds Lock().
+  virtual Status Begin() = 0;
+  Status Commit() { return Exec("COMMIT"); }
+  Status Rollback() { return Exec("ROLLBACK"); }
 
-  // The schema version this build writes (PRAGMA user_version).
+  // The schema version this build writes.
   static int SchemaVersion();
 
- private:
-  explicit Db(sqlite3* db) : db_(db) {}
+ protected:
+  Db() = default;
+  // Brings the schema to SchemaVersion() in one transaction. Caller holds Lock().
   Status Migrate();
+  // The stored version, read inside Migrate's transaction, and its update.
+  virtual Result<int> ReadVersion() = 0;
+  virtual Status WriteVersion(int version) = 0;
 
+ private:
   std::mutex mu_;
-  sqlite3* db_;
 };
 
 }  // namespace ragd::accounts

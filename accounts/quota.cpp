@@ -98,13 +98,14 @@ struct QuotaLedger::Core {
     if (it == row_of.end()) {
       Result<Statement> insert = db->Prepare(
           "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at, completed) "
-          "VALUES (?, ?, ?, ?, ?, ?)");
+          "VALUES (?, ?, ?, ?, ?, ?) RETURNING id");
       written = insert.status();
       if (insert.ok()) {
         insert->Bind(1, user_id).Bind(2, route).Bind(3, prompt).Bind(4, completion).Bind(5, time);
         insert->Bind(6, int64_t{completed ? 1 : 0});
-        written = insert->Run();
-        if (written.ok() && !last) row_of[serial] = db->LastInsertRowId();
+        Result<bool> row = insert->Step();
+        written = row.status();
+        if (row.ok() && *row && !last) row_of[serial] = insert->ColumnInt(0);
       }
     } else {
       Result<Statement> update = db->Prepare(
@@ -349,7 +350,7 @@ Result<std::vector<DayUsage>> QuotaLedger::DailyUsage(int64_t user_id, int64_t s
   core_->Flush();  // the rows of requests settled so far are in the sums
   auto lock = core_->db->Lock();
   Result<Statement> query = core_->db->Prepare(
-      "SELECT date(created_at, 'unixepoch') AS day, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*), "
+      "SELECT created_at / 86400 AS day, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*), "
       "SUM(CASE WHEN completed = 1 AND route <> '/v1/embeddings' THEN 1 ELSE 0 END) "
       "FROM usage WHERE user_id = ? AND created_at >= ? GROUP BY day ORDER BY day");
   if (!query.ok()) return query.status();
@@ -360,7 +361,7 @@ Result<std::vector<DayUsage>> QuotaLedger::DailyUsage(int64_t user_id, int64_t s
     if (!row.ok()) return row.status();
     if (!*row) break;
     DayUsage day;
-    day.day = query->ColumnText(0);
+    day.day = FormatUtcDay(query->ColumnInt(0) * 86400);  // days since the epoch, UTC
     day.prompt_tokens = query->ColumnInt(1);
     day.completion_tokens = query->ColumnInt(2);
     day.requests = query->ColumnInt(3);

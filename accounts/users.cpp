@@ -72,17 +72,19 @@ Result<User> UserStore::Create(const NewUser& user) {
   {
     auto lock = db_->Lock();
     Result<Statement> insert = db_->Prepare(
-        "INSERT INTO users (username, role, password_hash, token_quota, created_at) VALUES (?, ?, ?, ?, ?)");
+        "INSERT INTO users (username, role, password_hash, token_quota, created_at) VALUES (?, ?, ?, ?, ?) "
+        "RETURNING id");
     if (!insert.ok()) return insert.status();
     insert->Bind(1, user.username).Bind(2, RoleName(user.role)).Bind(4, user.token_quota);
     insert->Bind(5, clock_->NowSeconds());
     if (hash) insert->Bind(3, std::string_view(*hash));
-    Status status = insert->Run();
-    if (status.code() == StatusCode::kAlreadyExists) {
+    Result<bool> row = insert->Step();
+    if (row.status().code() == StatusCode::kAlreadyExists) {
       return Status::AlreadyExists("user \"" + user.username + "\" already exists");
     }
-    RAGD_RETURN_IF_ERROR(status);
-    id = db_->LastInsertRowId();
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Internal("the new user has no id");
+    id = insert->ColumnInt(0);
   }
   return Get(id);
 }

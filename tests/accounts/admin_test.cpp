@@ -10,6 +10,8 @@ namespace {
 using testing::MakeUser;
 using testing::OpenAccounts;
 
+class Admin : public testing::BackendTest {};
+
 User MakeAdmin(Accounts& accounts, const std::string& name) {
   NewUser admin;
   admin.username = name;
@@ -19,9 +21,9 @@ User MakeAdmin(Accounts& accounts, const std::string& name) {
   return made.ok() ? *made : User();
 }
 
-TEST(Admin, DisablingEndsSessionsAndKeysUntilEnabledAgain) {
+TEST_P(Admin, DisablingEndsSessionsAndKeysUntilEnabledAgain) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   NewUser nu;
   nu.username = "alice";
@@ -43,9 +45,9 @@ TEST(Admin, DisablingEndsSessionsAndKeysUntilEnabledAgain) {
   EXPECT_EQ(accounts->SetDisabled(999, true).code(), StatusCode::kNotFound);
 }
 
-TEST(Admin, ResetPasswordEndsEverySessionAndChangesTheSignIn) {
+TEST_P(Admin, ResetPasswordEndsEverySessionAndChangesTheSignIn) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   NewUser nu;
   nu.username = "bob";
@@ -63,9 +65,9 @@ TEST(Admin, ResetPasswordEndsEverySessionAndChangesTheSignIn) {
   EXPECT_TRUE(accounts->sessions().Login("bob", "new-password").ok());
 }
 
-TEST(Admin, TheLastEnabledAdminCannotBeDisabledOrDemoted) {
+TEST_P(Admin, TheLastEnabledAdminCannotBeDisabledOrDemoted) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   User root = MakeAdmin(*accounts, "root");
   User carol = MakeUser(*accounts, "carol");
@@ -81,6 +83,8 @@ TEST(Admin, TheLastEnabledAdminCannotBeDisabledOrDemoted) {
   ASSERT_TRUE(accounts->SetRole(carol.id, Role::kUser).ok());
   EXPECT_EQ(accounts->users().Get(carol.id)->role, Role::kUser);
 }
+
+RAGD_ON_BOTH_STORES(Admin);
 
 }  // namespace
 }  // namespace ragd::accounts

@@ -9,13 +9,11 @@ namespace ragd::accounts {
 namespace {
 
 using testing::MakeUser;
-using testing::OpenAccounts;
-using testing::TempDir;
 
-class Conversations : public ::testing::Test {
+class Conversations : public testing::BackendTest {
  protected:
   void SetUp() override {
-    accounts_ = OpenAccounts(":memory:", &clock_);
+    accounts_ = Open(&clock_);
     ASSERT_TRUE(accounts_);
     alice_ = MakeUser(*accounts_, "alice");
     bob_ = MakeUser(*accounts_, "bob");
@@ -39,7 +37,7 @@ class Conversations : public ::testing::Test {
   User alice_, bob_;
 };
 
-TEST_F(Conversations, TurnsAreKeptInOrderAndNameTheConversation) {
+TEST_P(Conversations, TurnsAreKeptInOrderAndNameTheConversation) {
   Conversation c = MustCreate(alice_);
   EXPECT_EQ(c.title, "");
   AppendedTurn first = MustAppend(alice_, c.id, "  What port\n does ragd   use? ", "8080 [1]");
@@ -65,7 +63,7 @@ TEST_F(Conversations, TurnsAreKeptInOrderAndNameTheConversation) {
   EXPECT_EQ((*messages)[3].content, "Anschluss 8080 [1]");
 }
 
-TEST_F(Conversations, AnotherUsersConversationIsNotFound) {
+TEST_P(Conversations, AnotherUsersConversationIsNotFound) {
   Conversation c = MustCreate(alice_, "Alice's");
   MustAppend(alice_, c.id, "q", "a");
   EXPECT_EQ(store().Get(bob_.id, c.id).status().code(), StatusCode::kNotFound);
@@ -84,7 +82,7 @@ TEST_F(Conversations, AnotherUsersConversationIsNotFound) {
   EXPECT_EQ(store().Get(alice_.id, c.id + 100).status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(Conversations, ListIsNewestFirstAndSearchesTitlesLiterally) {
+TEST_P(Conversations, ListIsNewestFirstAndSearchesTitlesLiterally) {
   Conversation a = MustCreate(alice_, "Backups of the data folder");
   clock_.AdvanceSeconds(1);
   Conversation b = MustCreate(alice_, "Quota 100% used");
@@ -118,7 +116,7 @@ TEST_F(Conversations, ListIsNewestFirstAndSearchesTitlesLiterally) {
   EXPECT_EQ(limited->size(), 2u);
 }
 
-TEST_F(Conversations, RenameAndDelete) {
+TEST_P(Conversations, RenameAndDelete) {
   Conversation c = MustCreate(alice_);
   MustAppend(alice_, c.id, "first question", "answer");
   EXPECT_TRUE(store().Rename(alice_.id, c.id, "  Renamed ").ok());
@@ -138,7 +136,7 @@ TEST_F(Conversations, RenameAndDelete) {
   EXPECT_EQ(store().Delete(alice_.id, c.id).code(), StatusCode::kNotFound);
 }
 
-TEST_F(Conversations, ReplaceFromDropsThatMessageAndLaterOnes) {
+TEST_P(Conversations, ReplaceFromDropsThatMessageAndLaterOnes) {
   Conversation c = MustCreate(alice_);
   AppendedTurn t1 = MustAppend(alice_, c.id, "q1", "a1");
   AppendedTurn t2 = MustAppend(alice_, c.id, "q2", "a2");
@@ -160,7 +158,7 @@ TEST_F(Conversations, ReplaceFromDropsThatMessageAndLaterOnes) {
   EXPECT_EQ(store().Messages(alice_.id, c.id)->size(), 4u);
 }
 
-TEST_F(Conversations, AnUnknownOwnerIsNotFound) {
+TEST_P(Conversations, AnUnknownOwnerIsNotFound) {
   EXPECT_EQ(store().Create(12345, "nobody").status().code(), StatusCode::kNotFound);
 }
 
@@ -178,7 +176,7 @@ TEST(TitleFromQuestion, FirstWordsOnOneLineCutOnACharacter) {
   EXPECT_EQ(title.size() % 2, 1u);  // whole é's plus the three bytes of "…"
 }
 
-TEST_F(Conversations, FeedbackIsOnePerAnswerAndOutlivesTheConversation) {
+TEST_P(Conversations, FeedbackIsOnePerAnswerAndOutlivesTheConversation) {
   Conversation c = MustCreate(alice_);
   AppendedTurn t = MustAppend(alice_, c.id, "Which port?", "8080 [1]");
   FeedbackStore& feedback = accounts_->feedback();
@@ -215,7 +213,7 @@ TEST_F(Conversations, FeedbackIsOnePerAnswerAndOutlivesTheConversation) {
   EXPECT_EQ((*list)[0].answer, "8080 [1]");
 }
 
-TEST_F(Conversations, GetWithQuestionFindsTheAskingTurn) {
+TEST_P(Conversations, GetWithQuestionFindsTheAskingTurn) {
   Conversation c = MustCreate(alice_);
   MustAppend(alice_, c.id, "q1", "a1");
   AppendedTurn t = MustAppend(alice_, c.id, "q2", "a2");
@@ -226,22 +224,22 @@ TEST_F(Conversations, GetWithQuestionFindsTheAskingTurn) {
   EXPECT_EQ(store().GetWithQuestion(bob_.id, t.answer_id).status().code(), StatusCode::kNotFound);
 }
 
-TEST(ConversationsMigration, AVersion2DatabaseGainsTheTables) {
-  TempDir dir;
-  const std::string path = dir.File("app.db");
+class ConversationsMigration : public testing::BackendTest {};
+
+TEST_P(ConversationsMigration, AVersion2DatabaseGainsTheTables) {
   {
     // A database as ragd left it before conversations: version 2, a user.
-    auto db = Db::Open(path);
+    auto db = testing::OpenDb(store());
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     auto lock = (*db)->Lock();
-    ASSERT_TRUE((*db)
-                    ->Exec("DROP TABLE feedback; DROP TABLE messages; DROP TABLE conversations;"
-                           "PRAGMA user_version = 2;"
-                           "INSERT INTO users (username, role, created_at) VALUES ('carol', 'user', 1);")
-                    .ok());
+    const char* version = postgres() ? "UPDATE schema_version SET version = 2;" : "PRAGMA user_version = 2;";
+    ASSERT_TRUE((*db)->Exec("DROP TABLE feedback; DROP TABLE messages; DROP TABLE conversations;").ok());
+    ASSERT_TRUE((*db)->Exec(version).ok());
+    ASSERT_TRUE(
+        (*db)->Exec("INSERT INTO users (username, role, created_at) VALUES ('carol', 'user', 1);").ok());
   }
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(path, &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   auto carol = accounts->users().GetByName("carol");
   ASSERT_TRUE(carol.ok());
@@ -251,6 +249,9 @@ TEST(ConversationsMigration, AVersion2DatabaseGainsTheTables) {
   EXPECT_EQ(accounts->conversations().Get(carol->id, c->id)->message_count, 2);
   EXPECT_GE(Db::SchemaVersion(), 3);
 }
+
+RAGD_ON_BOTH_STORES(Conversations);
+RAGD_ON_BOTH_STORES(ConversationsMigration);
 
 }  // namespace
 }  // namespace ragd::accounts

@@ -15,18 +15,21 @@ using testing::MakeUser;
 using testing::OpenAccounts;
 using testing::TempDir;
 
+class ApiKeys : public testing::BackendTest {};
+class Sessions : public testing::BackendTest {};
+class FirstAdmin : public testing::BackendTest {};
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-TEST(ApiKeys, ShownOnceStoredHashedAndVerifiable) {
-  TempDir dir;
+TEST_P(ApiKeys, ShownOnceStoredHashedAndVerifiable) {
   ManualClock clock(testing::kNoonMillis);
   std::string key_text;
   int64_t alice_id = 0;
   {
-    auto accounts = OpenAccounts(dir.File("app.db"), &clock);
+    auto accounts = Open(&clock);
     ASSERT_TRUE(accounts);
     User alice = MakeUser(*accounts, "alice");
     alice_id = alice.id;
@@ -52,20 +55,21 @@ TEST(ApiKeys, ShownOnceStoredHashedAndVerifiable) {
   // Neither the key nor its secret part is anywhere in the database files.
   std::string body = key_text.substr(8);
   for (const char* suffix : {"", "-wal", "-shm"}) {
-    std::string bytes = ReadAll(dir.File(std::string("app.db") + suffix));
+    if (postgres()) break;  // PostgreSQL's files are the server's
+    std::string bytes = ReadAll(store().sqlite_path + suffix);
     EXPECT_EQ(bytes.find(body), std::string::npos) << suffix;
   }
   // And it still works after reopening.
-  auto accounts = OpenAccounts(dir.File("app.db"), &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   Result<User> who = accounts->api_keys().Authenticate(key_text);
   ASSERT_TRUE(who.ok());
   EXPECT_EQ(who->id, alice_id);
 }
 
-TEST(ApiKeys, WrongKeysSeveralKeysRevokeAndDisabled) {
+TEST_P(ApiKeys, WrongKeysSeveralKeysRevokeAndDisabled) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   ApiKeyStore& keys = accounts->api_keys();
   User alice = MakeUser(*accounts, "alice");
@@ -103,9 +107,9 @@ TEST(ApiKeys, WrongKeysSeveralKeysRevokeAndDisabled) {
   EXPECT_EQ(keys.Import(bob.id, kb->key).status().code(), StatusCode::kAlreadyExists);
 }
 
-TEST(ApiKeys, ConcurrentCreateAndAuthenticate) {
+TEST_P(ApiKeys, ConcurrentCreateAndAuthenticate) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   std::vector<User> users;
   for (int t = 0; t < 8; ++t) users.push_back(MakeUser(*accounts, "user" + std::to_string(t)));
@@ -129,9 +133,9 @@ TEST(ApiKeys, ConcurrentCreateAndAuthenticate) {
   for (const User& user : users) EXPECT_EQ(accounts->api_keys().List(user.id)->size(), 20u);
 }
 
-TEST(Sessions, LoginLookupLogout) {
+TEST_P(Sessions, LoginLookupLogout) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   ASSERT_TRUE(accounts->users().Create({"alice", "s3cret-pass", Role::kUser, {}}).ok());
   SessionStore& sessions = accounts->sessions();
@@ -163,13 +167,13 @@ TEST(Sessions, LoginLookupLogout) {
   EXPECT_TRUE(sessions.Logout(s->token).ok());  // twice is fine
 }
 
-TEST(Sessions, IdleExpirySlidesUpToTheMaximumLifetime) {
+TEST_P(Sessions, IdleExpirySlidesUpToTheMaximumLifetime) {
   ManualClock clock(testing::kNoonMillis);
   AccountsOptions options;
   options.sessions.idle_timeout_s = 1000;
   options.sessions.max_lifetime_s = 5000;
   options.sessions.refresh_interval_s = 100;
-  auto accounts = OpenAccounts(":memory:", &clock, options);
+  auto accounts = Open(&clock, options);
   ASSERT_TRUE(accounts);
   ASSERT_TRUE(accounts->users().Create({"alice", "s3cret-pass", Role::kUser, {}}).ok());
   SessionStore& sessions = accounts->sessions();
@@ -204,9 +208,9 @@ TEST(Sessions, IdleExpirySlidesUpToTheMaximumLifetime) {
   EXPECT_EQ(*purged, 1);
 }
 
-TEST(Sessions, DisabledUsersAndLogoutAll) {
+TEST_P(Sessions, DisabledUsersAndLogoutAll) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   Result<User> alice = accounts->users().Create({"alice", "s3cret-pass", Role::kUser, {}});
   ASSERT_TRUE(alice.ok());
@@ -232,9 +236,9 @@ GetEnv FakeEnv(std::map<std::string, std::string> vars) {
   };
 }
 
-TEST(EnsureAdmin, GeneratesEverythingWithoutEnvAndOnlyOnce) {
+TEST_P(FirstAdmin, GeneratesEverythingWithoutEnvAndOnlyOnce) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   Result<AdminBootstrap> boot = EnsureAdmin(*accounts, FakeEnv({}));
   ASSERT_TRUE(boot.ok()) << boot.status().ToString();
@@ -258,9 +262,9 @@ TEST(EnsureAdmin, GeneratesEverythingWithoutEnvAndOnlyOnce) {
   EXPECT_EQ(accounts->users().List()->size(), 1u);
 }
 
-TEST(EnsureAdmin, UsesTheEnvironment) {
+TEST_P(FirstAdmin, UsesTheEnvironment) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   const std::string key = "rk-" + std::string(40, 'k');
   Result<AdminBootstrap> boot = EnsureAdmin(*accounts, FakeEnv({{"RAGD_ADMIN_USER", "root"},
@@ -275,10 +279,10 @@ TEST(EnsureAdmin, UsesTheEnvironment) {
   EXPECT_TRUE(accounts->users().CheckPassword("root", "pa55word!").ok());
 }
 
-TEST(EnsureAdmin, PartialEnvAndBadValues) {
+TEST_P(FirstAdmin, PartialEnvAndBadValues) {
   ManualClock clock(testing::kNoonMillis);
   {
-    auto accounts = OpenAccounts(":memory:", &clock);
+    auto accounts = Open(&clock);
     ASSERT_TRUE(accounts);
     Result<AdminBootstrap> boot = EnsureAdmin(*accounts, FakeEnv({{"RAGD_ADMIN_PASSWORD", "pa55word!"}}));
     ASSERT_TRUE(boot.ok());
@@ -286,7 +290,7 @@ TEST(EnsureAdmin, PartialEnvAndBadValues) {
     EXPECT_TRUE(boot->api_key_generated);
     EXPECT_TRUE(accounts->users().CheckPassword("admin", "pa55word!").ok());
   }
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = OpenAccounts(FreshStore(), &clock);
   ASSERT_TRUE(accounts);
   EXPECT_EQ(EnsureAdmin(*accounts, FakeEnv({{"RAGD_ADMIN_PASSWORD", "short"}})).status().code(),
             StatusCode::kInvalidArgument);
@@ -299,6 +303,10 @@ TEST(EnsureAdmin, PartialEnvAndBadValues) {
   EXPECT_EQ(EnsureAdmin(*accounts, FakeEnv({{"RAGD_ADMIN_USER", "taken"}})).status().code(),
             StatusCode::kAlreadyExists);
 }
+
+RAGD_ON_BOTH_STORES(ApiKeys);
+RAGD_ON_BOTH_STORES(Sessions);
+RAGD_ON_BOTH_STORES(FirstAdmin);
 
 }  // namespace
 }  // namespace ragd::accounts

@@ -18,6 +18,8 @@ constexpr int64_t kNoon = testing::kNoonMillis / 1000;  // 2026-11-29T12:00:00Z
 constexpr int64_t kMidnight = kNoon + 12 * 3600;        // 2026-11-30T00:00:00Z
 constexpr int64_t kDecember = kMidnight + 86400;        // 2026-12-01T00:00:00Z
 
+class Quota : public testing::BackendTest {};
+
 AccountsOptions WithBudget(int64_t tokens, Period period = Period::kDay) {
   AccountsOptions options;
   options.quota.tokens_per_period = tokens;
@@ -49,9 +51,9 @@ TEST(Period, DayAndMonthBoundariesInUtc) {
   EXPECT_FALSE(ParsePeriod("week").ok());
 }
 
-TEST(Quota, ReserveSettleReleaseArithmetic) {
+TEST_P(Quota, ReserveSettleReleaseArithmetic) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock, WithBudget(1000));
+  auto accounts = Open(&clock, WithBudget(1000));
   ASSERT_TRUE(accounts);
   User alice = MakeUser(*accounts, "alice");
   QuotaLedger& quota = accounts->quota();
@@ -116,9 +118,9 @@ TEST(Quota, ReserveSettleReleaseArithmetic) {
   EXPECT_EQ(quota.Reserve(alice, -1, "/v1/ask").status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(Quota, RefusesWhatTheBudgetCannotCover) {
+TEST_P(Quota, RefusesWhatTheBudgetCannotCover) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock, WithBudget(1000));
+  auto accounts = Open(&clock, WithBudget(1000));
   ASSERT_TRUE(accounts);
   User alice = MakeUser(*accounts, "alice");
   User big = MakeUser(*accounts, "big", 5000);
@@ -151,10 +153,10 @@ TEST(Quota, RefusesWhatTheBudgetCannotCover) {
   EXPECT_EQ(quota.Reserve(blocked, 1, "/v1/ask").status().code(), StatusCode::kResourceExhausted);
 }
 
-TEST(Quota, SixteenThreadsNeverOverspendAndTheLedgerMatchesTheRows) {
+TEST_P(Quota, SixteenThreadsNeverOverspendAndTheLedgerMatchesTheRows) {
   ManualClock clock(testing::kNoonMillis);
   constexpr int64_t kBudget = 50000;
-  auto accounts = OpenAccounts(":memory:", &clock, WithBudget(kBudget));
+  auto accounts = Open(&clock, WithBudget(kBudget));
   ASSERT_TRUE(accounts);
   User alice = MakeUser(*accounts, "alice");
   QuotaLedger& quota = accounts->quota();
@@ -208,12 +210,11 @@ TEST(Quota, SixteenThreadsNeverOverspendAndTheLedgerMatchesTheRows) {
   EXPECT_EQ((*days)[0].requests, granted.load());
 }
 
-TEST(Quota, UsageSurvivesReopening) {
-  TempDir dir;
+TEST_P(Quota, UsageSurvivesReopening) {
   ManualClock clock(testing::kNoonMillis);
   User alice;
   {
-    auto accounts = OpenAccounts(dir.File("app.db"), &clock, WithBudget(1000));
+    auto accounts = Open(&clock, WithBudget(1000));
     ASSERT_TRUE(accounts);
     alice = MakeUser(*accounts, "alice");
     ASSERT_TRUE(accounts->quota().Charge(alice, 300, 100, "/v1/ask").ok());
@@ -223,7 +224,7 @@ TEST(Quota, UsageSurvivesReopening) {
     // `open` is released with the accounts gone: charged 50 from the shared state.
     accounts.reset();
   }
-  auto accounts = OpenAccounts(dir.File("app.db"), &clock, WithBudget(1000));
+  auto accounts = Open(&clock, WithBudget(1000));
   ASSERT_TRUE(accounts);
   QuotaStatus s = StatusOf(*accounts, alice);
   EXPECT_EQ(s.used, 450);
@@ -234,9 +235,9 @@ TEST(Quota, UsageSurvivesReopening) {
   EXPECT_EQ(refusal.remaining_tokens, 550);
 }
 
-TEST(Quota, DailyPeriodRollsOverAtMidnightUtc) {
+TEST_P(Quota, DailyPeriodRollsOverAtMidnightUtc) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock, WithBudget(1000));
+  auto accounts = Open(&clock, WithBudget(1000));
   ASSERT_TRUE(accounts);
   User alice = MakeUser(*accounts, "alice");
   QuotaLedger& quota = accounts->quota();
@@ -275,19 +276,18 @@ TEST(Quota, DailyPeriodRollsOverAtMidnightUtc) {
   EXPECT_EQ(report->quota.used, 100);
 }
 
-TEST(Quota, MonthlyPeriodAcrossRestartAndRollover) {
-  TempDir dir;
+TEST_P(Quota, MonthlyPeriodAcrossRestartAndRollover) {
   ManualClock clock(testing::kNoonMillis);
   User alice;
   {
-    auto accounts = OpenAccounts(dir.File("app.db"), &clock, WithBudget(1000, Period::kMonth));
+    auto accounts = Open(&clock, WithBudget(1000, Period::kMonth));
     ASSERT_TRUE(accounts);
     alice = MakeUser(*accounts, "alice");
     ASSERT_TRUE(accounts->quota().Charge(alice, 400, 0, "/v1/ask").ok());
     clock.SetMillis(kMidnight * 1000);  // next day, same month
     ASSERT_TRUE(accounts->quota().Charge(alice, 0, 500, "/v1/ask").ok());
   }
-  auto accounts = OpenAccounts(dir.File("app.db"), &clock, WithBudget(1000, Period::kMonth));
+  auto accounts = Open(&clock, WithBudget(1000, Period::kMonth));
   ASSERT_TRUE(accounts);
   QuotaStatus s = StatusOf(*accounts, alice);
   EXPECT_EQ(s.used, 900);
@@ -303,6 +303,8 @@ TEST(Quota, MonthlyPeriodAcrossRestartAndRollover) {
   EXPECT_EQ(s.remaining, 1000);
   EXPECT_TRUE(accounts->quota().Reserve(alice, 1000, "/v1/ask").ok());
 }
+
+RAGD_ON_BOTH_STORES(Quota);
 
 }  // namespace
 }  // namespace ragd::accounts

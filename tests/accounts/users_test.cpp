@@ -9,6 +9,8 @@ namespace {
 using testing::OpenAccounts;
 using testing::TempDir;
 
+class Users : public testing::BackendTest {};
+
 TEST(Username, ValidatesCharactersAndLength) {
   EXPECT_TRUE(ValidateUsername("a").ok());
   EXPECT_TRUE(ValidateUsername("Alice_01.dev-x").ok());
@@ -41,9 +43,9 @@ TEST(Secrets, RandomTokensAreUrlSafeAndDistinct) {
   EXPECT_NE(HashToken(a, TokenPurpose::kApiKey), HashToken(a, TokenPurpose::kSession));
 }
 
-TEST(UserStore, CreateGetListAndDuplicates) {
+TEST_P(Users, CreateGetListAndDuplicates) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   UserStore& users = accounts->users();
 
@@ -93,9 +95,9 @@ TEST(UserStore, CreateGetListAndDuplicates) {
   EXPECT_TRUE(users.Get(a->id)->disabled);
 }
 
-TEST(UserStore, PasswordChecksGiveOneErrorForEveryFailure) {
+TEST_P(Users, PasswordChecksGiveOneErrorForEveryFailure) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(":memory:", &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   UserStore& users = accounts->users();
   Result<User> alice = users.Create({"alice", "s3cret-pass", Role::kUser, {}});
@@ -124,18 +126,17 @@ TEST(UserStore, PasswordChecksGiveOneErrorForEveryFailure) {
   EXPECT_TRUE(users.CheckPassword("alice", "another-pass").ok());
 }
 
-TEST(UserStore, SurvivesReopening) {
-  TempDir dir;
+TEST_P(Users, SurvivesReopening) {
   ManualClock clock(testing::kNoonMillis);
   int64_t id = 0;
   {
-    auto accounts = OpenAccounts(dir.File("nested/app.db"), &clock);
+    auto accounts = Open(&clock);
     ASSERT_TRUE(accounts);
     Result<User> made = accounts->users().Create({"alice", "s3cret-pass", Role::kAdmin, 42});
     ASSERT_TRUE(made.ok());
     id = made->id;
   }
-  auto accounts = OpenAccounts(dir.File("nested/app.db"), &clock);
+  auto accounts = Open(&clock);
   ASSERT_TRUE(accounts);
   Result<User> back = accounts->users().Get(id);
   ASSERT_TRUE(back.ok());
@@ -161,6 +162,24 @@ TEST(Db, RefusesNewerSchemaAndGarbage) {
   std::fwrite(junk.data(), 1, junk.size(), f);
   std::fclose(f);
   EXPECT_EQ(Db::Open(dir.File("junk.db")).status().code(), StatusCode::kCorrupt);
+}
+
+RAGD_ON_BOTH_STORES(Users);
+
+TEST(PostgresDb, RefusesNewerSchemaAndAnUnreachableServer) {
+  const std::string url = ragd::testing::FreshPostgresSchema();
+  ASSERT_FALSE(url.empty());
+  {
+    Result<std::unique_ptr<Db>> db = Db::OpenPostgres(url);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_EQ((*db)->dialect(), Dialect::kPostgres);
+    auto lock = (*db)->Lock();
+    ASSERT_TRUE((*db)->Exec("UPDATE schema_version SET version = 999").ok());
+  }
+  EXPECT_EQ(Db::OpenPostgres(url).status().code(), StatusCode::kUnsupported);
+  TempDir dir;  // no server listens here
+  Status unreachable = Db::OpenPostgres("host=" + dir.path() + " dbname=ragd connect_timeout=2").status();
+  EXPECT_EQ(unreachable.code(), StatusCode::kUnavailable) << unreachable.ToString();
 }
 
 }  // namespace
