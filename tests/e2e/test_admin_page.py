@@ -328,6 +328,33 @@ def test_a_refused_file_shows_the_servers_reason(web_server, signed_in):
     screenshot(driver, "admin-upload-refused.png", one(driver, "upload-form"))
 
 
+def test_an_upload_is_cancelled_while_it_is_indexed(web_server, signed_in):
+    driver = signed_in
+    admin_page(driver, web_server)
+    with tempfile.TemporaryDirectory(prefix="ragd-admin-big-") as folder:
+        # Thousands of passages: seconds of embedding, time enough to cancel.
+        path = os.path.join(folder, "long-survey.txt")
+        with open(path, "w") as f:
+            for i in range(20000):
+                f.write(f"Survey line {i}: the lighthouse keeper logged wind {i % 37} knots from bearing {i % 360}.\n")
+        before = len(by_testid(driver, "upload-item"))
+        one(driver, "file-input").send_keys(path)
+        one(driver, "upload-button").click()
+        wait(driver, lambda d: len(by_testid(d, "upload-item")) > before, message="no upload item appeared")
+        item = by_testid(driver, "upload-item")[0]
+        # The bar follows the passages embedded.
+        wait(driver, lambda d: item.get_attribute("data-phase") == "running" and
+             float(one(item, "upload-progress").get_attribute("max")) > 1, timeout=INGEST_TIMEOUT,
+             message="indexing progress not shown")
+        assert "passages" in one(item, "upload-status").text
+        one(item, "upload-cancel").click()
+        wait(driver, lambda d: item.get_attribute("data-state") != "uploading", timeout=INGEST_TIMEOUT)
+    assert item.get_attribute("data-state") == "cancelled", one(item, "upload-status").text
+    job = api(web_server, "GET", f"/v1/documents/jobs/{item.get_attribute('data-job')}")["job"]
+    assert job["state"] == "cancelled" and job["chunks_done"] < job["chunks_total"], job
+    assert "long-survey" not in [d["title"] for d in api(web_server, "GET", "/v1/documents")["documents"]]
+
+
 def test_dropped_files_and_folders_are_uploaded(web_server, signed_in):
     driver = signed_in
     admin_page(driver, web_server)
