@@ -1,9 +1,10 @@
 """The admin page, driven through headless Chromium with Selenium (as
 test_browser.py): the users table changes a quota, a role, disables and
 enables, sets a password, ends sessions, lists, creates and revokes API keys
-(a revoked key then gets 401); the usage charts are drawn after an answer;
-a DOCX uploaded through the page shows its progress, finishes "done" and is
-then cited; a refused file shows the server's reason; a file dropped on the
+(a revoked key then gets 401); the usage charts are drawn after an answer,
+for each figure; a DOCX uploaded through the page shows its progress,
+finishes "done" and is then cited; a refused file shows the server's
+reason; a long upload is cancelled while indexed; a file dropped on the
 drop zone and a folder are uploaded; the documents list is searched, sorted
 and a document re-indexed; the status panel shows the models and the time to
 first token. Screenshots go to build/test-artifacts/admin-*.png.
@@ -269,6 +270,16 @@ def test_usage_charts_after_an_answer(web_server, signed_in):
     per_user = one(driver, "user-usage-chart")
     assert "ursula" in [b.get_attribute("data-label") for b in by_testid(per_user, "user-usage-bar")]
     screenshot(driver, "admin-usage.png", one(driver, "usage-summary"))
+
+    # The other figures, per day and per user.
+    from selenium.webdriver.support.ui import Select
+    for metric, value in (("requests", 1), ("answers", 1), ("per_answer", spent["total_tokens"])):
+        Select(one(driver, "usage-metric")).select_by_value(metric)
+        bars = by_testid(one(driver, "usage-chart"), "usage-bar")
+        assert [int(b.get_attribute("data-value")) for b in bars] == [value], metric
+        user_bars = {b.get_attribute("data-label"): int(b.get_attribute("data-value"))
+                     for b in by_testid(one(driver, "user-usage-chart"), "user-usage-bar")}
+        assert user_bars == {"ursula": value}, (metric, user_bars)
 
 
 # ------------------------------------------------------------------ uploads

@@ -1,6 +1,7 @@
-// Admin page, usage (GET /v1/usage, whose "all_users" an admin gets): tokens
-// per UTC day over the last 31 days for all users together (prompt and
-// completion stacked), tokens per user, and a table per user of tokens,
+// Admin page, usage (GET /v1/usage, whose "all_users" an admin gets): per UTC
+// day over the last 31 days for all users together, and per user, the
+// tokens (prompt and completion stacked), requests, successful answers or
+// tokens per successful answer (a chosen metric); and a table per user of tokens,
 // requests, successful answers and tokens per successful answer (failed or
 // cancelled requests cost tokens too, so they raise that figure).
 "use strict";
@@ -28,7 +29,42 @@
     return typeof v === "number" ? Ragd.formatNumber(Math.round(v)) : "–";
   }
 
-  function dayChart(users) {
+  // What the charts show: per day (from the day sums) and per user.
+  var METRICS = {
+    tokens: {
+      name: "Tokens",
+      day: function (s) {
+        return [{ value: s.prompt, cls: "prompt" }, { value: s.completion, cls: "completion" }];
+      },
+      user: function (u) { return u.total_tokens; },
+    },
+    requests: {
+      name: "Requests",
+      day: function (s) { return [{ value: s.requests, cls: "completion" }]; },
+      user: function (u) { return u.requests; },
+    },
+    answers: {
+      name: "Successful answers",
+      day: function (s) { return [{ value: s.answers, cls: "completion" }]; },
+      user: function (u) { return u.successful_answers; },
+    },
+    per_answer: {
+      name: "Tokens per successful answer",
+      day: function (s) {
+        return [{ value: s.answers > 0 ? Math.round((s.prompt + s.completion) / s.answers) : 0, cls: "completion" }];
+      },
+      user: function (u) {
+        return typeof u.tokens_per_successful_answer === "number" ? Math.round(u.tokens_per_successful_answer) : 0;
+      },
+    },
+  };
+
+  function plural(n, one, many) {
+    return Ragd.formatNumber(n) + " " + (n === 1 ? one : many);
+  }
+
+  function dayChart(users, metric) {
+    var m = METRICS[metric];
     var sums = {};
     users.forEach(function (u) {
       (u.days || []).forEach(function (d) {
@@ -43,37 +79,59 @@
     var withData = 0;
     var bars = days.map(function (day, i) {
       var s = sums[day] || { prompt: 0, completion: 0, requests: 0, answers: 0 };
-      if (s.prompt + s.completion > 0) withData++;
+      var parts = m.day(s);
+      if (parts.some(function (p) { return p.value > 0; })) withData++;
       return {
         label: day,
         axisLabel: i === 0 || i === days.length - 1 || i === Math.floor(days.length / 2) ? day.slice(5) : null,
-        parts: [{ value: s.prompt, cls: "prompt" }, { value: s.completion, cls: "completion" }],
-        title: day + ": " + Ragd.formatNumber(s.prompt + s.completion) + " tokens (" +
+        parts: parts,
+        title: day + ": " + plural(s.prompt + s.completion, "token", "tokens") + " (" +
           Ragd.formatNumber(s.prompt) + " prompt, " + Ragd.formatNumber(s.completion) + " completion), " +
-          Ragd.formatNumber(s.requests) + " requests, " + Ragd.formatNumber(s.answers) + " successful answers",
+          plural(s.requests, "request", "requests") + ", " +
+          plural(s.answers, "successful answer", "successful answers") +
+          (s.answers > 0 ? ", " + perAnswer((s.prompt + s.completion) / s.answers) + " tokens per successful answer"
+            : ""),
       };
     });
     return Ragd.chart.columns({
       bars: bars, testid: "usage-chart", barTestid: "usage-bar",
-      label: "Tokens per day over the last " + DAYS + " days, all users: " + withData + " days with use",
-      description: "Stacked bars: prompt tokens at the bottom, completion tokens on top.",
+      label: m.name + " per day over the last " + DAYS + " days, all users: " + withData + " days with use",
+      description: metric === "tokens" ? "Stacked bars: prompt tokens at the bottom, completion tokens on top." : null,
     });
   }
 
-  function userChart(users) {
-    var bars = users.filter(function (u) { return u.total_tokens > 0; }).map(function (u) {
+  function userChart(users, metric) {
+    var m = METRICS[metric];
+    var bars = users.filter(function (u) { return m.user(u) > 0; }).map(function (u) {
       return {
-        label: u.username, value: u.total_tokens, cls: "completion",
-        title: u.username + ": " + Ragd.formatNumber(u.total_tokens) + " tokens, " +
-          Ragd.formatNumber(u.successful_answers) + " successful answers",
+        label: u.username, value: m.user(u), cls: "completion",
+        title: u.username + ": " + plural(u.total_tokens, "token", "tokens") + ", " +
+          plural(u.requests, "request", "requests") + ", " +
+          plural(u.successful_answers, "successful answer", "successful answers"),
       };
     });
     if (!bars.length) return el("p", { class: "muted small", "data-testid": "user-usage-chart-empty",
-      text: "No tokens used in the last " + DAYS + " days." });
+      text: "Nothing in the last " + DAYS + " days." });
     return Ragd.chart.rows({
       bars: bars, testid: "user-usage-chart", barTestid: "user-usage-bar",
-      label: "Tokens per user over the last " + DAYS + " days",
+      label: m.name + " per user over the last " + DAYS + " days",
     });
+  }
+
+  var lastUsers = [];
+
+  function drawCharts() {
+    var metric = $("usage-metric").value;
+    if (!METRICS[metric]) metric = "tokens";
+    $("usage-legend").classList.toggle("hidden", metric !== "tokens");
+    $("usage-chart-caption").textContent = METRICS[metric].name + " per day, all users";
+    $("user-chart-caption").textContent = METRICS[metric].name + " per user";
+    var chartBox = $("usage-chart-box");
+    Ragd.clear(chartBox);
+    chartBox.appendChild(dayChart(lastUsers, metric));
+    var userBox = $("user-chart-box");
+    Ragd.clear(userBox);
+    userBox.appendChild(userChart(lastUsers, metric));
   }
 
   function tableRow(u) {
@@ -100,12 +158,8 @@
     var users = (all.users || []).slice().sort(function (a, b) {
       return (b.total_tokens - a.total_tokens) || a.username.localeCompare(b.username);
     });
-    var chartBox = $("usage-chart-box");
-    Ragd.clear(chartBox);
-    chartBox.appendChild(dayChart(users));
-    var userBox = $("user-chart-box");
-    Ragd.clear(userBox);
-    userBox.appendChild(userChart(users));
+    lastUsers = users;
+    drawCharts();
     var rows = $("usage-rows");
     Ragd.clear(rows);
     users.forEach(function (u) { rows.appendChild(tableRow(u)); });
@@ -116,6 +170,7 @@
   }
 
   $("usage-refresh").addEventListener("click", load);
+  $("usage-metric").addEventListener("change", drawCharts);
 
   admin.usage = { reload: load };
   admin.onStart(function () {
