@@ -99,7 +99,7 @@
     busy = true;
     try {
       var s = await Ragd.api("GET", "/v1/admin/status");
-      admin.showError($("status-error"), "");
+      admin.showError($("status-error"), s.load_error ? "The server is not ready: " + s.load_error + "." : "");
       render(s);
     } catch (err) {
       admin.showError($("status-error"), err instanceof Ragd.ApiError && err.status === 404
