@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from conftest import ROOT, TEST_LLM, Server
-from test_browser import ARTIFACTS, by_testid, driver, last_screen, one, open_page
+from test_browser import ARTIFACTS, assert_page_clean, by_testid, driver, last_screen, one, open_page
 from test_chat_browser import signed_in, wait
 
 # The fixtures of test_browser.py (one Chromium for this module, its last
@@ -29,6 +29,8 @@ FIXTURES = os.path.join(ROOT, "tests", "data", "corpus")
 DOCX_TITLE = "Beacon Handbook"  # sample.docx, made by tests/data/corpus/make_office.py
 DOCX_QUESTION = "What is the quillon frequency of the Marlowe beacon?"
 INGEST_TIMEOUT = 120
+# Markup in names and titles must stay text (test_browser.assert_page_clean checks).
+HOSTILE = '<img src=x onerror="window.__pwned=7"><script>window.__pwned=8</script>'
 HARBOUR_TEXT = "The harbour ferry to Kell Island leaves at 07:40 and returns at 18:15 every weekday.\n"
 
 
@@ -209,13 +211,22 @@ def test_keys_are_listed_created_and_revoked(web_server, signed_in):
     driver = signed_in
     uid, key = make_user(web_server, "kim")
     assert me(web_server, key) == 200
+    hostile_key = api(web_server, "POST", f"/v1/users/{uid}/keys", json={"name": HOSTILE})["api_key"]
     admin_page(driver, web_server)
     wait(driver, lambda d: user_row(d, "kim") is not None, message="user not listed")
     one(user_row(driver, "kim"), "user-keys-button").click()
-    wait(driver, lambda d: len(by_testid(d, "key-row")) == 1, message="key not listed")
-    row = one(driver, "key-row")
+    wait(driver, lambda d: len(by_testid(d, "key-row")) == 2, message="keys not listed")
+    row = next(r for r in by_testid(driver, "key-row") if one(r, "key-name").text != HOSTILE)
     assert key.startswith(row.get_attribute("data-prefix"))
     assert one(row, "key-prefix").text.startswith(row.get_attribute("data-prefix"))
+    assert HOSTILE in [one(r, "key-name").text for r in by_testid(driver, "key-row")]
+    assert_page_clean(driver)
+    # Revoke the hostile one (two clicks); the list is drawn again.
+    hostile = next(r for r in by_testid(driver, "key-row") if one(r, "key-name").text == HOSTILE)
+    one(hostile, "key-revoke").click()
+    one(hostile, "key-revoke").click()
+    wait(driver, lambda d: len(by_testid(d, "key-row")) == 1, message="revoked key still listed")
+    assert me(web_server, hostile_key) == 401
 
     # A new key, shown once, works at once.
     one(driver, "key-name-input").send_keys("laptop")
@@ -404,11 +415,14 @@ def test_dropped_files_and_folders_are_uploaded(web_server, signed_in):
 def test_documents_are_searched_sorted_and_reindexed(web_server, signed_in):
     driver = signed_in
     for title, text in (("Aardvark almanac", "Aardvarks dig burrows at night. " * 3),
-                        ("Zebra zine", "Zebras live in herds on the plains. " * 40)):
+                        ("Zebra zine", "Zebras live in herds on the plains. " * 40),
+                        (HOSTILE, "Markup in a title stays text.")):
         api(web_server, "POST", "/v1/documents", json={"title": title, "text": text})
     admin_page(driver, web_server)
     wait(driver, lambda d: "Zebra zine" in document_titles(d), message="documents not listed")
     total = len(by_testid(driver, "document-row"))
+    assert HOSTILE in document_titles(driver)
+    assert_page_clean(driver)
 
     search = one(driver, "doc-search")
     search.send_keys("ZEBRA")
@@ -454,6 +468,7 @@ def test_documents_are_searched_sorted_and_reindexed(web_server, signed_in):
     assert one(row, "document-chunks").text == chunks
     jobs = api(web_server, "GET", "/v1/documents/jobs")["jobs"]
     assert any(j.get("kind") == "reindex" and j["state"] == "done" for j in jobs), jobs
+    assert_page_clean(driver)
     screenshot(driver, "admin-documents.png", one(driver, "doc-search"))
 
 
