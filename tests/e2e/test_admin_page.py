@@ -395,6 +395,16 @@ def test_dropped_files_and_folders_are_uploaded(web_server, signed_in):
     assert "Left out 1 file" in one(driver, "upload-note").text
     wait(driver, lambda d: "ferry-notes" in document_titles(d), message="dropped file not listed")
 
+    # The drop zone's own picker uploads at once too.
+    with tempfile.TemporaryDirectory(prefix="ragd-admin-pick-") as folder:
+        path = os.path.join(folder, "orchard.txt")
+        with open(path, "w") as f:
+            f.write("The Brisk orchard grows 214 quince trees on its south slope.\n")
+        before = len(by_testid(driver, "upload-item"))
+        one(driver, "drop-input").send_keys(path)
+        item = finished_item(driver, before, "orchard.txt")
+    assert item.get_attribute("data-state") == "done", one(item, "upload-status").text
+
     # A folder: its supported files, with their paths inside it.
     with tempfile.TemporaryDirectory(prefix="ragd-admin-folder-") as folder:
         os.makedirs(os.path.join(folder, "inner"))

@@ -321,7 +321,18 @@
   window.addEventListener("dragover", function (e) { e.preventDefault(); });
   window.addEventListener("drop", function (e) { e.preventDefault(); });
 
-  function pick() { $("file-input").click(); }
+  // A click (or Enter) on the zone picks files that go at once, as a drop does.
+  var picker = el("input", { type: "file", multiple: true, class: "hidden", "data-testid": "drop-input",
+    tabindex: "-1", "aria-hidden": "true" });
+  zone.appendChild(picker);
+  picker.addEventListener("click", function (e) { e.stopPropagation(); });
+  picker.addEventListener("change", function () {
+    var entries = Array.prototype.slice.call(picker.files || []).map(function (f) { return { file: f, path: f.name }; });
+    picker.value = "";
+    note("");
+    if (entries.length) uploadAll(entries, "");
+  });
+  function pick() { picker.click(); }
   zone.addEventListener("click", pick);
   zone.addEventListener("keydown", function (e) {
     if (e.key === "Enter" || e.key === " ") {
