@@ -121,6 +121,11 @@ Result<AdminBootstrap> EnsureAdmin(Accounts& accounts, const GetEnv& getenv) {
   admin.password = out.password;
   admin.role = Role::kAdmin;
   Result<User> user = accounts.users().Create(admin);
+  if (user.status().code() == StatusCode::kAlreadyExists) {
+    // Another replica sharing the store may have made the admin meanwhile.
+    Result<bool> made = accounts.users().AnyAdmin();
+    if (made.ok() && *made) return AdminBootstrap();
+  }
   if (!user.ok()) return user.status();
   Result<NewApiKey> key = accounts.api_keys().Import(user->id, out.api_key, "bootstrap");
   if (!key.ok()) return key.status();

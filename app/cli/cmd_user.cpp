@@ -1,7 +1,8 @@
-// `ragd user ...`: manage accounts in the data folder's app.db, with the
-// server stopped or running. Every change takes effect on the server's next
-// request (it reads credentials from app.db on each one); SQLite's WAL and
-// busy timeout let both processes write.
+// `ragd user ...`: manage accounts in the data folder's app.db (or in the
+// PostgreSQL database of storage.postgres_url), with the server stopped or
+// running. Every change takes effect on the server's next request (it reads
+// credentials from the store on each one); SQLite's WAL and busy timeout let
+// both processes write.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -168,7 +169,8 @@ int OnUser(Accounts& accounts, const Flags& flags, const std::string& command, c
 }  // namespace
 
 int RunUser(const std::vector<std::string>& args) {
-  Flags flags(kUsage, "Manages the accounts in <data>/app.db (the server may be running).");
+  Flags flags(kUsage,
+              "Manages the accounts in <data>/app.db or storage.postgres_url (the server may be running).");
   AddConfigFlags(flags);
   flags.Value("--role", "", "create: user (default) or admin");
   flags.Value("--quota", "", "create: token budget per period (default: quota.tokens_per_period)");
@@ -182,10 +184,12 @@ int RunUser(const std::vector<std::string>& args) {
   if (!config.ok()) return Fail(config.status());
 
   const std::string db_path = config->data_dir + "/app.db";
-  if (pos[0] != "create" && !std::filesystem::exists(db_path))
+  const std::string& postgres_url = config->storage.postgres_url;
+  if (postgres_url.empty() && pos[0] != "create" && !std::filesystem::exists(db_path))
     return Fail(Status::NotFound("no accounts database at " + db_path + " (wrong --data?)"));
   accounts::AccountsOptions options;
   options.db_path = db_path;
+  options.postgres_url = postgres_url;
   auto opened = Accounts::Open(options);
   if (!opened.ok()) return Fail(opened.status());
   Accounts& accounts = **opened;

@@ -1,5 +1,6 @@
 #include "app/config/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -152,6 +153,17 @@ Status Validate(const Config& c) {
   if (c.quota.period != "day" && c.quota.period != "month")
     return Status::InvalidArgument("config key 'quota.period' must be \"day\" or \"month\"");
   if (c.data_dir.empty()) return Status::InvalidArgument("config key 'data_dir' must not be empty");
+  if (const std::string& url = c.storage.postgres_url; !url.empty()) {
+    // libpq reads a URL or "key=value" pairs; anything else is a typo. The
+    // value may hold a password, so the message does not repeat it.
+    const bool form = url.starts_with("postgresql://") || url.starts_with("postgres://") ||
+                      url.find('=') != std::string::npos;
+    const bool control = std::any_of(
+        url.begin(), url.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7F; });
+    if (!form || control)
+      return Status::InvalidArgument(
+          "config key 'storage.postgres_url' must be a postgresql:// URL or libpq key=value pairs");
+  }
   if (c.models.llm.empty())
     return Status::InvalidArgument("config key 'models.llm' must name at least one model");
   if (auto entries = c.LlmEntries(); !entries.ok()) return entries.status();
@@ -203,6 +215,9 @@ std::string ConfigField::EnvName() const {
 const std::vector<ConfigField>& ConfigFields() {
   static const std::vector<ConfigField> kFields = {
       RAGD_FIELD("data_dir", "folder for everything the server writes", data_dir),
+      RAGD_FIELD("storage.postgres_url",
+                 "PostgreSQL database for the accounts store (libpq URL); empty = <data_dir>/app.db",
+                 storage.postgres_url),
       RAGD_FIELD("server.host", "address to listen on", server.host),
       RAGD_FIELD("server.port", "TCP port", server.port),
       RAGD_FIELD("server.threads", "HTTP reactor threads", server.threads),

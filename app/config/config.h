@@ -116,8 +116,17 @@ struct LogConfig {
   int64_t retention_days = 30;  // encrypted content older than this is deleted
 };
 
+// Where the shared state lives (docs/scale-out.md). Today: the accounts store.
+struct StorageConfig {
+  // A PostgreSQL database (postgresql:// URL or libpq "key=value" string) for
+  // users, API keys, sessions, the usage ledger and conversations, shared by
+  // every replica pointed at it; "" = <data_dir>/app.db (SQLite).
+  std::string postgres_url;
+};
+
 struct Config {
   std::string data_dir = "data";  // everything the server writes: database, index, logs
+  StorageConfig storage;
   ServerConfig server;
   ModelsConfig models;
   InferenceConfig inference;

@@ -106,6 +106,7 @@ Status RagServer::Start() {
 
   accounts::AccountsOptions aopts;
   aopts.db_path = c.data_dir + "/app.db";
+  aopts.postgres_url = c.storage.postgres_url;  // non-empty: the accounts live there, shared by replicas
   aopts.quota.tokens_per_period = c.quota.tokens_per_period;
   auto period = accounts::ParsePeriod(c.quota.period);
   if (!period.ok()) return period.status();

@@ -70,17 +70,31 @@ TEST(PostgresReplicas, SeeEachOthersUsersKeysAndSessions) {
   EXPECT_EQ(a->conversations().Get(alice->id, c->id)->message_count, 2);
 }
 
-TEST(PostgresReplicas, StartingTogetherMigrateOnce) {
+TEST(PostgresReplicas, StartingTogetherMigrateOnceAndMakeOneAdmin) {
   const Store store{"", ragd::testing::FreshPostgresSchema()};
   ASSERT_FALSE(store.postgres_url.empty());
   ManualClock clock(testing::kNoonMillis);
+  const GetEnv env = [](const char* name) -> const char* {
+    return std::string_view(name) == "RAGD_ADMIN_PASSWORD" ? "first-start-pass" : nullptr;
+  };
   std::vector<std::unique_ptr<Accounts>> replicas(4);
+  std::vector<Result<AdminBootstrap>> boots(4, Status::Internal("not run"));
   std::vector<std::thread> threads;
-  for (auto& replica : replicas) {
-    threads.emplace_back([&] { replica = OpenAccounts(store, &clock); });
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    threads.emplace_back([&, i] {
+      replicas[i] = OpenAccounts(store, &clock);
+      if (replicas[i]) boots[i] = EnsureAdmin(*replicas[i], env);
+    });
   }
   for (std::thread& t : threads) t.join();
-  for (auto& replica : replicas) ASSERT_TRUE(replica);
+  int created = 0;
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    ASSERT_TRUE(replicas[i]);
+    ASSERT_TRUE(boots[i].ok()) << boots[i].status().ToString();
+    created += boots[i]->created ? 1 : 0;
+  }
+  EXPECT_EQ(created, 1);
+  EXPECT_EQ(replicas[2]->users().CountActiveAdmins().value(), 1);
   User bob = MakeUser(*replicas[0], "bob");
   EXPECT_TRUE(replicas[3]->users().Get(bob.id).ok());
   auto db = testing::OpenDb(store);

@@ -72,6 +72,20 @@ TEST(ConfigTest, OutOfRangeIsNamed) {
   EXPECT_NE(c.status().message().find("server.port"), std::string::npos);
 }
 
+TEST(ConfigTest, PostgresUrlIsAUrlOrKeyValuePairsAndNeverEchoed) {
+  for (const char* good : {"", "postgresql://ragd@db.example/ragd", "host=/run/postgresql dbname=ragd"}) {
+    auto c = LoadConfig({.overrides = {{"storage.postgres_url", good}}});
+    ASSERT_TRUE(c.ok()) << good << ": " << c.status().ToString();
+    EXPECT_EQ(c->storage.postgres_url, good);
+  }
+  for (const char* bad : {"db.example:5432/s3cret", "postgresql://ragd:s3cret@db/ragd\n"}) {
+    auto c = LoadConfig({.overrides = {{"storage.postgres_url", bad}}});
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_NE(c.status().message().find("storage.postgres_url"), std::string::npos);
+    EXPECT_EQ(c.status().message().find("s3cret"), std::string::npos) << c.status().message();
+  }
+}
+
 TEST(ConfigTest, EnvironmentOverridesFileAndFlagsOverrideEnvironment) {
   const std::string file =
       WriteFile("layers.jsonc", "// comment\n{\"server\": {\"port\": 9001, \"host\": \"0.0.0.0\"}}");

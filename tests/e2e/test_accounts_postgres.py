@@ -1,0 +1,82 @@
+"""The accounts store on PostgreSQL (storage.postgres_url): two ragd replicas
+with their own data folders on one private PostgreSQL 15 share users, keys and
+sessions, and a restarted replica finds them all.
+
+These tests need no model, so the servers run without one (/healthz only).
+"""
+import os
+import subprocess
+import tempfile
+
+import pytest
+import requests
+
+from conftest import ADMIN_KEY, ROOT, Server
+
+FIXTURE = os.path.join(ROOT, "tests", "support", "postgres-fixture")
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    folder = tempfile.mkdtemp(prefix="ragd-pg-e2e-", dir="/tmp")  # short: it holds the Unix socket
+    started = subprocess.run([FIXTURE, "start", folder], capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0, started.stderr
+    yield started.stdout.strip()
+    subprocess.run([FIXTURE, "stop", folder], timeout=120)
+
+
+def replica(data, url):
+    return Server(data, extra_args=["--set", "models.llm=absent.gguf", "--set", "storage.postgres_url=" + url])
+
+
+def call(server, method, path, key=ADMIN_KEY, **kw):
+    return requests.request(method, server.url + path, headers={"Authorization": f"Bearer {key}"}, timeout=60, **kw)
+
+
+def test_replicas_share_users_keys_and_sessions_across_a_restart(postgres):
+    with tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-a-") as data_a, \
+            tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-b-") as data_b:
+        a = replica(data_a, postgres).wait_ready("/healthz")
+        b = replica(data_b, postgres).wait_ready("/healthz")
+        try:
+            # The bootstrap admin was made once, by whichever came first; its key works on both.
+            assert call(a, "GET", "/v1/me").status_code == 200
+            assert call(b, "GET", "/v1/me").status_code == 200
+            r = call(a, "POST", "/v1/users", json={"username": "pia", "password": "password-pia"})
+            assert r.status_code == 201, r.text
+            uid, key = r.json()["user"]["id"], r.json()["api_key"]
+            me = call(b, "GET", "/v1/me", key)
+            assert me.status_code == 200 and me.json()["username"] == "pia", me.text
+
+            # A session opened on B works on A; signing out on A ends it on B.
+            login = requests.post(b.url + "/v1/auth/login", json={"username": "pia", "password": "password-pia"},
+                                  timeout=60)
+            assert login.status_code == 200, login.text
+            cookie = login.headers["Set-Cookie"].split(";")[0]
+            assert requests.get(a.url + "/v1/me", headers={"Cookie": cookie}, timeout=60).status_code == 200
+
+            # A replica restarted finds the user, the key and the session.
+            assert a.stop() == 0, a.output()
+            a = replica(data_a, postgres).wait_ready("/healthz")
+            users = call(a, "GET", "/v1/users")
+            assert users.status_code == 200, users.text
+            assert "pia" in [u["username"] for u in users.json()["users"]]
+            assert call(a, "GET", "/v1/me", key).status_code == 200
+            assert requests.get(a.url + "/v1/me", headers={"Cookie": cookie}, timeout=60).status_code == 200
+            assert not os.path.exists(os.path.join(data_a, "app.db"))  # the accounts live in PostgreSQL only
+
+            # Disabled on the restarted A: the key is refused on B at once.
+            assert call(a, "PATCH", f"/v1/users/{uid}", json={"disabled": True}).status_code == 200
+            assert call(b, "GET", "/v1/me", key).status_code == 401
+        finally:
+            assert a.stop() == 0, a.output()
+            assert b.stop() == 0, b.output()
+
+
+def test_an_unreachable_database_is_named_at_start(postgres):
+    with tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-down-") as data:
+        srv = replica(data, "host=" + data + " dbname=ragd connect_timeout=2")
+        code = srv.proc.wait(timeout=60)
+        srv.log.close()
+        assert code != 0
+        assert "postgres" in srv.output().lower(), srv.output()
