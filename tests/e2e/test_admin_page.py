@@ -119,8 +119,10 @@ def watch_uploads(driver):
 
 
 def finished_item(driver, before, name):
-    wait(driver, lambda d: len(by_testid(d, "upload-item")) > before, message="no upload item appeared")
-    item = next(i for i in by_testid(driver, "upload-item") if name in one(i, "upload-item-name").text)
+    def named(d):
+        items = by_testid(d, "upload-item")[:len(by_testid(d, "upload-item")) - before]  # newest first
+        return next((i for i in items if name in one(i, "upload-item-name").text), None)
+    item = wait(driver, named, message=f"no upload item for {name} appeared")
     wait(driver, lambda d: item.get_attribute("data-state") != "uploading", timeout=INGEST_TIMEOUT,
          message=f"upload of {name} never finished")
     return item
@@ -410,14 +412,25 @@ def test_dropped_files_and_folders_are_uploaded(web_server, signed_in):
         os.makedirs(os.path.join(folder, "inner"))
         with open(os.path.join(folder, "inner", "glacier.md"), "w") as f:
             f.write("# Glacier log\n\nThe Tarn glacier retreated 41 metres in the survey year.\n")
+        # Several at once: their jobs are followed through one list request.
+        for n in range(5):
+            with open(os.path.join(folder, f"moraine-{n}.txt"), "w") as f:
+                f.write(f"Moraine stone {n} weighs {100 + n} tonnes and lies {n + 3} metres from the cairn.\n" * 40)
         with open(os.path.join(folder, "picture.bin"), "wb") as f:
             f.write(b"\x00\x01")
         before = len(by_testid(driver, "upload-item"))
         one(driver, "folder-input").send_keys(folder)
         item = finished_item(driver, before, "glacier.md")
+        wait(driver, lambda d: len(by_testid(d, "upload-item")) == before + 6, message="not every file uploaded")
+        items = by_testid(driver, "upload-item")[:6]
+        wait(driver, lambda d: all(i.get_attribute("data-state") != "uploading" for i in items),
+             timeout=INGEST_TIMEOUT, message="folder uploads never finished")
     assert item.get_attribute("data-state") == "done", one(item, "upload-status").text
     assert "inner/glacier.md" in one(item, "upload-item-name").text
-    wait(driver, lambda d: "Glacier log" in document_titles(d), message="folder file not listed")
+    assert [i.get_attribute("data-state") for i in items] == ["done"] * 6
+    assert "Left out 1 file" in one(driver, "upload-note").text
+    wait(driver, lambda d: "Glacier log" in document_titles(d) and "moraine-4" in document_titles(d),
+         message="folder files not listed")
 
 
 # ------------------------------------------------------------------ documents

@@ -169,6 +169,16 @@
     });
   });
 
-  admin.documents = { reload: reload };
+  // Many uploads finishing together redraw the list once.
+  var soon = null;
+  function reloadSoon() {
+    if (soon !== null) return;
+    soon = setTimeout(function () {
+      soon = null;
+      reload();
+    }, 300);
+  }
+
+  admin.documents = { reload: reload, reloadSoon: reloadSoon };
   admin.onStart(reload);
 })();

@@ -160,7 +160,7 @@
         watch = admin.watchJob(r.body.job, function (job) { item.showJob(job); });
         return watch.done.then(function (body) {
           item.showOutcome(body, file.name);
-          if (body.job && body.job.state === "done" && admin.documents) admin.documents.reload();
+          if (body.job && body.job.state === "done" && admin.documents) admin.documents.reloadSoon();
           return body;
         });
       }
