@@ -114,8 +114,8 @@
       usage: el("button", { type: "button", "data-testid": "user-usage-button", text: "Usage" }),
       keys: el("button", { type: "button", "data-testid": "user-keys-button", text: "Keys" }),
       password: el("button", { type: "button", "data-testid": "user-password-button", text: "Password" }),
-      sessions: el("button", { type: "button", "data-testid": "user-end-sessions", text: "Sign out",
-        title: "End every session of this user (API keys keep working)" }),
+      sessions: el("button", { type: "button", "data-testid": "user-end-sessions", text: "End sessions",
+        title: "Sign this user out everywhere (API keys keep working)" }),
       disable: el("button", { type: "button", class: u.disabled ? "" : "danger", "data-testid": "user-disable",
         "data-disabled": u.disabled ? "1" : "0", text: u.disabled ? "Enable" : "Disable" }),
     };
@@ -148,7 +148,7 @@
         if (!ok) buttons.disable.disabled = false;
       });
     });
-    admin.confirmTwice(buttons.sessions, "Confirm sign-out", async function () {
+    admin.confirmTwice(buttons.sessions, "Confirm: end sessions", async function () {
       try {
         await Ragd.api("DELETE", path(u, "/sessions"));
         say(row, "Every session of " + u.username + " has ended.");
