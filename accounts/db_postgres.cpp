@@ -6,6 +6,7 @@
 // SQLite's; a connection found broken is reset before the next statement.
 #include <libpq-fe.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -34,6 +35,12 @@ std::string Trimmed(const char* message) {
   return out;
 }
 
+// A lost database: the details go to the operator's log, not to clients.
+Status Unreachable(const std::string& detail) {
+  std::fprintf(stderr, "ragd: the accounts database is unreachable: %s\n", detail.c_str());
+  return Status::Unavailable("the accounts database is unreachable; try again");
+}
+
 // The status of a failed command: constraint violations (SQLSTATE class 23)
 // are AlreadyExists as in SQLite, bad data (class 22: invalid UTF-8, a
 // value out of range) InvalidArgument, a lost connection Unavailable.
@@ -46,7 +53,7 @@ Status PgError(PGconn* conn, const PGresult* result, std::string_view what) {
   if (state != nullptr && state[0] == '2' && state[1] == '2')
     return Status::InvalidArgument(std::move(message));
   if (PQstatus(conn) != CONNECTION_OK || (state != nullptr && state[0] == '0' && state[1] == '8'))
-    return Status::Unavailable(std::move(message));
+    return Unreachable(message);
   return Status::IoError(std::move(message));
 }
 
@@ -204,7 +211,7 @@ class PostgresDb final : public Db {
     if (PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
     PQreset(conn_);
     if (PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
-    return Status::Unavailable("postgres: " + Trimmed(PQerrorMessage(conn_)));
+    return Unreachable(Trimmed(PQerrorMessage(conn_)));
   }
 
   Status Check(const PGresult* result, std::string_view what) {

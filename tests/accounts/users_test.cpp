@@ -182,5 +182,38 @@ TEST(PostgresDb, RefusesNewerSchemaAndAnUnreachableServer) {
   EXPECT_EQ(unreachable.code(), StatusCode::kUnavailable) << unreachable.ToString();
 }
 
+TEST(PostgresDb, AConnectionLostIsReopenedOnTheNextStatement) {
+  const std::string url = ragd::testing::FreshPostgresSchema();
+  ASSERT_FALSE(url.empty());
+  // A name for this test's connection alone: other tests share the server.
+  const std::string name = "ragd_lost_" + std::to_string(::getpid());
+  ManualClock clock(testing::kNoonMillis);
+  auto accounts = OpenAccounts(testing::Store{"", url + " application_name=" + name}, &clock);
+  ASSERT_TRUE(accounts);
+  User alice = testing::MakeUser(*accounts, "alice");
+
+  // The server ends the connection (a restart, a failover, an idle timeout)
+  // and waits until it is gone.
+  PGconn* admin = PQconnectdb(ragd::testing::TestPostgres().c_str());
+  PGresult* killed = PQexec(
+      admin, ("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = '" +
+              name + "'")
+                 .c_str());
+  ASSERT_EQ(PQresultStatus(killed), PGRES_TUPLES_OK) << PQerrorMessage(admin);
+  EXPECT_EQ(PQntuples(killed), 1);
+  PQclear(killed);
+  PQfinish(admin);
+
+  // The statement that meets the closed connection fails with 503's code and
+  // no internal detail; the next one runs on a new connection.
+  Result<User> lost = accounts->users().Get(alice.id);
+  ASSERT_FALSE(lost.ok());
+  EXPECT_EQ(lost.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(lost.status().message(), "the accounts database is unreachable; try again");
+  Result<User> back = accounts->users().Get(alice.id);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->username, "alice");
+}
+
 }  // namespace
 }  // namespace ragd::accounts
