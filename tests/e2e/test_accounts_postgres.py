@@ -80,3 +80,27 @@ def test_an_unreachable_database_is_named_at_start(postgres):
         srv.log.close()
         assert code != 0
         assert "postgres" in srv.output().lower(), srv.output()
+
+
+def test_tokens_used_survive_a_restart(postgres):
+    """The usage ledger's rows live in PostgreSQL: what a user spent is still
+    spent after the server restarts (the small model answers)."""
+    with tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-used-") as data:
+        srv = Server(data, extra_args=["--set", "storage.postgres_url=" + postgres]).wait_ready()
+        try:
+            r = call(srv, "POST", "/v1/users", json={"username": "tomas", "token_quota": 100000})
+            assert r.status_code == 201, r.text
+            key = r.json()["api_key"]
+            answer = call(srv, "POST", "/v1/chat/completions", key,
+                          json={"messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 8})
+            assert answer.status_code == 200, answer.text
+            spent = answer.json()["usage"]["total_tokens"]
+            assert spent > 0
+            assert call(srv, "GET", "/v1/usage", key).json()["used"] == spent
+            assert srv.stop() == 0, srv.output()
+            srv = Server(data, extra_args=["--set", "storage.postgres_url=" + postgres]).wait_ready()
+            usage = call(srv, "GET", "/v1/usage", key).json()
+            assert usage["used"] == spent, usage
+            assert usage["remaining"] == 100000 - spent, usage
+        finally:
+            assert srv.stop() == 0, srv.output()
