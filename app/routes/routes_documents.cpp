@@ -76,7 +76,10 @@ Json JobJson(const IngestJobStatus& j) {
               {"seconds", j.seconds}};
   out["kind"] = j.reindex_document > 0 ? "reindex" : "upload";
   if (!j.error.ok()) out["error"] = j.error.message();
-  if (j.result) out["document_id"] = j.result->document_id;
+  if (j.result) {
+    out["document_id"] = j.result->document_id;
+    out["duplicate"] = !j.result->inserted;  // the same bytes were already stored: nothing added
+  }
   return out;
 }
 

@@ -80,7 +80,7 @@ def test_reindex_is_a_job_that_keeps_the_document(srv):
     r = requests.post(f"{srv.url}/v1/documents/{doc['id']}/reindex", headers=srv.headers(), timeout=10)
     assert r.status_code == 202, r.text
     job = r.json()["job"]
-    assert job["kind"] == "reindex" and r.headers["Location"] == f"/v1/documents/jobs/{job['id']}"
+    assert job["kind"] == "reindex" and "duplicate" not in job and r.headers["Location"] == f"/v1/documents/jobs/{job['id']}"
     deadline = time.time() + 120
     while job["state"] in ("queued", "running") and time.time() < deadline:
         time.sleep(0.2)
@@ -88,6 +88,7 @@ def test_reindex_is_a_job_that_keeps_the_document(srv):
         job = body["job"]
     assert job["state"] == "done", job
     assert job["document_id"] == doc["id"] and job["chunks_done"] == job["chunks_total"] > 0
+    assert job["duplicate"] is False
     assert body["document"]["id"] == doc["id"] and body["document"]["chunks"] == job["chunks_total"]
     listed = requests.get(srv.url + "/v1/documents", headers=srv.headers(), timeout=10).json()["documents"]
     assert sum(d["sha256"] == doc["sha256"] for d in listed) == 1

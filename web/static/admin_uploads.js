@@ -75,8 +75,7 @@
     var job = body.job || {};
     var doc = body.document || null;
     if (job.state === "done") {
-      // A duplicate is found by its checksum before any passage is made.
-      var duplicate = job.duplicate === true || (job.duplicate === undefined && doc && job.chunks_total === 0);
+      var duplicate = job.duplicate === true;
       if (duplicate) {
         this.finish("duplicate", "Already in the library as \u201c" + ((doc && doc.title) || fileName) + "\u201d.");
       } else {
