@@ -1,5 +1,6 @@
 #include "accounts/accounts.h"
 
+#include <cstdio>
 #include <utility>
 
 #include "accounts/secrets.h"
@@ -38,6 +39,17 @@ Result<std::unique_ptr<Accounts>> Accounts::Open(const AccountsOptions& options)
       options.postgres_url.empty() ? Db::Open(options.db_path) : Db::OpenPostgres(options.postgres_url);
   if (!db.ok()) return db.status();
   return std::unique_ptr<Accounts>(new Accounts(options, std::shared_ptr<Db>(std::move(*db))));
+}
+
+Status Accounts::CheckStore() {
+  Status st;
+  {
+    auto lock = db_->Lock();
+    st = db_->Exec("SELECT 1");
+  }
+  if (st.ok() || st.code() == StatusCode::kUnavailable) return st;  // the latter says nothing internal
+  std::fprintf(stderr, "ragd: the accounts store does not answer: %s\n", st.ToString().c_str());
+  return Status::Unavailable("the accounts store does not answer");
 }
 
 Result<User> Accounts::Authenticate(std::string_view bearer_key, std::string_view session_token) {

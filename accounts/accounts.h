@@ -68,6 +68,11 @@ class Accounts {
   Status SetRole(int64_t user_id, Role role);
   Status ResetPassword(int64_t user_id, std::string_view password);
 
+  // Ok when the store answers a trivial query (for /readyz); Unavailable
+  // when PostgreSQL cannot be reached. A lost connection is reopened by the
+  // next call, so a probe that fails once may pass the next time.
+  Status CheckStore();
+
   UserStore& users() { return users_; }
   ApiKeyStore& api_keys() { return api_keys_; }
   SessionStore& sessions() { return sessions_; }

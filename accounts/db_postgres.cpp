@@ -43,7 +43,11 @@ Status Unreachable(const std::string& detail) {
 
 // The status of a failed command: constraint violations (SQLSTATE class 23)
 // are AlreadyExists as in SQLite, bad data (class 22: invalid UTF-8, a
-// value out of range) InvalidArgument, a lost connection Unavailable.
+// value out of range) InvalidArgument, a lost connection Unavailable: the
+// connection is marked bad, an error without SQLSTATE (libpq's own, about
+// the socket: "server closed the connection unexpectedly" may come while
+// the connection still reads as good), class 08 (connection exception) or
+// 57P (the server shutting down).
 Status PgError(PGconn* conn, const PGresult* result, std::string_view what) {
   std::string message =
       std::string(what) + ": " + Trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
@@ -52,7 +56,9 @@ Status PgError(PGconn* conn, const PGresult* result, std::string_view what) {
     return Status::AlreadyExists(std::move(message));
   if (state != nullptr && state[0] == '2' && state[1] == '2')
     return Status::InvalidArgument(std::move(message));
-  if (PQstatus(conn) != CONNECTION_OK || (state != nullptr && state[0] == '0' && state[1] == '8'))
+  const std::string_view sqlstate = state != nullptr ? state : "";
+  if (PQstatus(conn) != CONNECTION_OK || sqlstate.empty() || sqlstate.starts_with("08") ||
+      sqlstate.starts_with("57P"))
     return Unreachable(message);
   return Status::IoError(std::move(message));
 }
@@ -208,7 +214,8 @@ class PostgresDb final : public Db {
   // A connection lost since the last statement (server restart, network)
   // is opened again; a transaction it held is gone with it.
   Status Connected() {
-    if (PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
+    if (PQstatus(conn_) == CONNECTION_OK && !lost_) return Status::Ok();
+    lost_ = false;
     PQreset(conn_);
     if (PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
     return Unreachable(Trimmed(PQerrorMessage(conn_)));
@@ -217,11 +224,14 @@ class PostgresDb final : public Db {
   Status Check(const PGresult* result, std::string_view what) {
     ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return Status::Ok();
-    return PgError(conn_, result, what);
+    Status error = PgError(conn_, result, what);
+    if (error.code() == StatusCode::kUnavailable) lost_ = true;  // reopen before the next statement
+    return error;
   }
 
   PGconn* conn_;
   int64_t changes_ = 0;
+  bool lost_ = false;  // the last statement met a lost connection
 };
 
 Result<bool> PostgresStatement::Step() {
@@ -246,7 +256,12 @@ Result<bool> PostgresStatement::Step() {
 }  // namespace
 
 Result<std::unique_ptr<Db>> Db::OpenPostgres(const std::string& url) {
-  PGconn* conn = PQconnectdb(url.c_str());
+  // A connection attempt gives up after 10 s unless the URL says otherwise
+  // (libpq waits forever by default), so that a database host that went
+  // away fails requests and /readyz instead of hanging them.
+  const char* const keywords[] = {"connect_timeout", "dbname", nullptr};
+  const char* const values[] = {"10", url.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return Status::Internal("postgres: out of memory");
   if (PQstatus(conn) != CONNECTION_OK) {
     Status status = Status::Unavailable("cannot connect to postgres: " + Trimmed(PQerrorMessage(conn)));

@@ -43,6 +43,13 @@ void RegisterHealthRoutes(HttpServer& http, AppContext& ctx) {
   http.Route("GET", "/healthz",
              [](const HttpRequest&, HttpExchange&) { return HttpResponse::Json(200, R"({"status":"ok"})"); });
   http.Route("GET", "/readyz", [&ctx](const HttpRequest&, HttpExchange&) {
+    // A replica whose accounts database (PostgreSQL) is out of reach can
+    // authenticate nobody.
+    if (Status st = ctx.accounts->CheckStore(); !st.ok()) {
+      HttpResponse r = HttpResponse::Error(503, "unavailable_error", st.message());
+      r.headers.push_back({"Retry-After", "5"});
+      return r;
+    }
     if (ctx.ready) {
       // A model whose upstream pool has no reachable endpoint cannot answer.
       for (const auto& llm : ctx.llms) {

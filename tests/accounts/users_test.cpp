@@ -194,18 +194,21 @@ TEST(PostgresDb, AConnectionLostIsReopenedOnTheNextStatement) {
 
   // The server ends the connection (a restart, a failover, an idle timeout)
   // and waits until it is gone.
-  PGconn* admin = PQconnectdb(ragd::testing::TestPostgres().c_str());
-  PGresult* killed = PQexec(
-      admin, ("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = '" +
-              name + "'")
-                 .c_str());
-  ASSERT_EQ(PQresultStatus(killed), PGRES_TUPLES_OK) << PQerrorMessage(admin);
-  EXPECT_EQ(PQntuples(killed), 1);
-  PQclear(killed);
-  PQfinish(admin);
+  auto end_connection = [&] {
+    PGconn* admin = PQconnectdb(ragd::testing::TestPostgres().c_str());
+    const std::string sql =
+        "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = '" + name +
+        "'";
+    PGresult* killed = PQexec(admin, sql.c_str());
+    EXPECT_EQ(PQresultStatus(killed), PGRES_TUPLES_OK) << PQerrorMessage(admin);
+    EXPECT_EQ(PQntuples(killed), 1);
+    PQclear(killed);
+    PQfinish(admin);
+  };
 
   // The statement that meets the closed connection fails with 503's code and
   // no internal detail; the next one runs on a new connection.
+  end_connection();
   Result<User> lost = accounts->users().Get(alice.id);
   ASSERT_FALSE(lost.ok());
   EXPECT_EQ(lost.status().code(), StatusCode::kUnavailable);
@@ -213,6 +216,12 @@ TEST(PostgresDb, AConnectionLostIsReopenedOnTheNextStatement) {
   Result<User> back = accounts->users().Get(alice.id);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->username, "alice");
+
+  // The readiness probe meets it the same way, and heals it too.
+  end_connection();
+  EXPECT_EQ(accounts->CheckStore().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(accounts->CheckStore().ok());
+  EXPECT_TRUE(accounts->users().Get(alice.id).ok());
 }
 
 }  // namespace

@@ -7,6 +7,8 @@ These tests need no model, so the servers run without one (/healthz only).
 import os
 import subprocess
 import tempfile
+import time
+import types
 
 import pytest
 import requests
@@ -21,7 +23,7 @@ def postgres():
     folder = tempfile.mkdtemp(prefix="ragd-pg-e2e-", dir="/tmp")  # short: it holds the Unix socket
     started = subprocess.run([FIXTURE, "start", folder], capture_output=True, text=True, timeout=120)
     assert started.returncode == 0, started.stderr
-    yield started.stdout.strip()
+    yield types.SimpleNamespace(url=started.stdout.strip(), folder=folder)
     subprocess.run([FIXTURE, "stop", folder], timeout=120)
 
 
@@ -36,8 +38,8 @@ def call(server, method, path, key=ADMIN_KEY, **kw):
 def test_replicas_share_users_keys_and_sessions_across_a_restart(postgres):
     with tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-a-") as data_a, \
             tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-b-") as data_b:
-        a = replica(data_a, postgres).wait_ready("/healthz")
-        b = replica(data_b, postgres).wait_ready("/healthz")
+        a = replica(data_a, postgres.url).wait_ready("/healthz")
+        b = replica(data_b, postgres.url).wait_ready("/healthz")
         try:
             # The bootstrap admin was made once, by whichever came first; its key works on both.
             assert call(a, "GET", "/v1/me").status_code == 200
@@ -57,7 +59,7 @@ def test_replicas_share_users_keys_and_sessions_across_a_restart(postgres):
 
             # A replica restarted finds the user, the key and the session.
             assert a.stop() == 0, a.output()
-            a = replica(data_a, postgres).wait_ready("/healthz")
+            a = replica(data_a, postgres.url).wait_ready("/healthz")
             users = call(a, "GET", "/v1/users")
             assert users.status_code == 200, users.text
             assert "pia" in [u["username"] for u in users.json()["users"]]
@@ -86,7 +88,7 @@ def test_tokens_used_survive_a_restart(postgres):
     """The usage ledger's rows live in PostgreSQL: what a user spent is still
     spent after the server restarts (the small model answers)."""
     with tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-used-") as data:
-        srv = Server(data, extra_args=["--set", "storage.postgres_url=" + postgres]).wait_ready()
+        srv = Server(data, extra_args=["--set", "storage.postgres_url=" + postgres.url]).wait_ready()
         try:
             r = call(srv, "POST", "/v1/users", json={"username": "tomas", "token_quota": 100000})
             assert r.status_code == 201, r.text
@@ -98,9 +100,22 @@ def test_tokens_used_survive_a_restart(postgres):
             assert spent > 0
             assert call(srv, "GET", "/v1/usage", key).json()["used"] == spent
             assert srv.stop() == 0, srv.output()
-            srv = Server(data, extra_args=["--set", "storage.postgres_url=" + postgres]).wait_ready()
+            srv = Server(data, extra_args=["--set", "storage.postgres_url=" + postgres.url]).wait_ready()
             usage = call(srv, "GET", "/v1/usage", key).json()
             assert usage["used"] == spent, usage
             assert usage["remaining"] == 100000 - spent, usage
+
+            # An outage of the database: /readyz says so (a load balancer stops
+            # sending requests here), and the replica recovers once it is back.
+            subprocess.run([FIXTURE, "pause", postgres.folder], check=True, timeout=120)
+            ready = requests.get(srv.url + "/readyz", timeout=30)
+            assert ready.status_code == 503, ready.text
+            assert ready.json()["error"]["message"] == "the accounts database is unreachable; try again"
+            subprocess.run([FIXTURE, "resume", postgres.folder], check=True, timeout=120)
+            deadline = time.time() + 30
+            while requests.get(srv.url + "/readyz", timeout=30).status_code != 200:
+                assert time.time() < deadline, srv.output()
+                time.sleep(0.2)
+            assert call(srv, "GET", "/v1/usage", key).json()["used"] == spent
         finally:
             assert srv.stop() == 0, srv.output()
