@@ -29,14 +29,17 @@ struct QuotaLedger::Core {
 
   // The usage rows are written by one thread of the ledger's own, in the
   // order posted, never by the thread that reports or settles (the
-  // inference thread must not wait on SQLite). A reservation's row is
-  // written at its first checkpoint and updated at each later one and at
-  // the end, so a crash loses at most the tokens since its last checkpoint.
+  // inference thread must not wait on the store while the writer keeps up). A
+  // reservation's row is written at its first checkpoint and updated at
+  // each later one and at the end; see Reservation::Report for when a
+  // reporter waits for them.
   std::mutex write_mu;
   std::condition_variable write_cv;
   std::deque<std::function<void()>> writes;  // guarded by write_mu
   bool writing = false;                      // guarded by write_mu: a task is running
   bool stopping = false;                     // guarded by write_mu
+  uint64_t posted = 0;                       // guarded by write_mu: tasks posted so far
+  std::atomic<uint64_t> done{0};             // written under write_mu: tasks run so far (in order)
   std::thread writer;
   std::unordered_map<uint64_t, int64_t> row_of;  // writer thread only: reservation serial -> usage row id
   std::atomic<uint64_t> next_serial{1};
@@ -54,12 +57,23 @@ struct QuotaLedger::Core {
     writer = std::thread([this] { WriterLoop(); });
   }
 
-  void Post(std::function<void()> task) {
+  // Queues `task`; returns its ticket for WaitFor.
+  uint64_t Post(std::function<void()> task) {
+    uint64_t ticket = 0;
     {
       std::lock_guard<std::mutex> lock(write_mu);
       writes.push_back(std::move(task));
+      ticket = ++posted;
     }
     write_cv.notify_all();
+    return ticket;
+  }
+
+  // Returns once the task of `ticket` (and every one before it) has run.
+  void WaitFor(uint64_t ticket) {
+    if (done.load() >= ticket) return;  // the usual case mid-answer: no lock taken
+    std::unique_lock<std::mutex> lock(write_mu);
+    write_cv.wait(lock, [&] { return done >= ticket; });
   }
 
   // Returns once everything posted before has been written.
@@ -83,6 +97,7 @@ struct QuotaLedger::Core {
       {
         std::lock_guard<std::mutex> lock(write_mu);
         writing = false;
+        ++done;
       }
       write_cv.notify_all();
     }
@@ -162,10 +177,11 @@ struct QuotaLedger::Core {
   }
 
   // Ends a reservation of `reserved` tokens: charges prompt + completion and,
-  // when `record`, writes the usage row. The account is moved to the current
-  // period first, so a reload cannot count the new row twice.
+  // when `record`, posts the usage row (its ticket in `*ticket`). The account
+  // is moved to the current period first, so a reload cannot count the new
+  // row twice.
   Status Finish(uint64_t serial, int64_t user_id, int64_t reserved, int64_t prompt, int64_t completion,
-                const std::string& route, bool record, bool completed) {
+                const std::string& route, bool record, bool completed, uint64_t* ticket = nullptr) {
     std::lock_guard<std::mutex> lock(mu);
     int64_t now = clock->NowSeconds();
     Result<Account*> touched = Touch(user_id, now);
@@ -173,10 +189,12 @@ struct QuotaLedger::Core {
     account.reserved -= reserved;
     account.used += prompt + completion;
     // Posted under mu, after Touch: a reload cannot count this row twice.
-    if (record)
-      Post([this, serial, user_id, route, prompt, completion, now, completed] {
+    if (record) {
+      const uint64_t posted_as = Post([this, serial, user_id, route, prompt, completion, now, completed] {
         WriteRow(serial, user_id, route, prompt, completion, now, completed, /*last=*/true);
       });
+      if (ticket) *ticket = posted_as;
+    }
     return touched.status();
   }
 };
@@ -191,7 +209,8 @@ struct Reservation::State {
   std::string route;
   std::atomic<int64_t> reported_prompt{0};
   std::atomic<int64_t> reported_completion{0};
-  std::atomic<int64_t> checkpointed{0};  // tokens in the row so far
+  std::atomic<int64_t> checkpointed{0};  // tokens of the last checkpoint posted
+  std::atomic<uint64_t> ticket{0};       // the writer's ticket of that checkpoint
   uint64_t serial = 0;                   // names the reservation's usage row
   bool active = true;
 };
@@ -220,26 +239,41 @@ void Reservation::Report(int64_t prompt_tokens, int64_t completion_tokens) {
                 completion = std::max<int64_t>(0, completion_tokens);
   state_->reported_prompt.store(prompt);
   state_->reported_completion.store(completion);
-  // A checkpoint at the first report and every kCheckpointTokens after it.
+  // A checkpoint at the first report and every kCheckpointTokens / 2 after
+  // it. The caller sends the tokens it reports only after Report returns,
+  // so the row must not fall behind what was sent by kCheckpointTokens:
+  // the first report waits for its row (the prompt is on disk before the
+  // first token goes out), and each later checkpoint waits for the one
+  // before it, which the writer has long written unless the store stalls
+  // (another process's write lock, a slow disk). A stall thus holds the
+  // answers back instead of letting them run ahead of the ledger.
   const int64_t total = prompt + completion;
   int64_t last = state_->checkpointed.load();
-  if (total == 0 || (last != 0 && total < last + kCheckpointTokens)) return;
+  if (total == 0 || (last != 0 && total < last + kCheckpointTokens / 2)) return;
   if (!state_->checkpointed.compare_exchange_strong(last, total)) return;  // another thread took this one
   QuotaLedger::Core* core = state_->core.get();
+  if (last != 0) core->WaitFor(state_->ticket.load());
   const int64_t now = core->clock->NowSeconds();
-  core->Post([core, serial = state_->serial, user = state_->user_id, route = state_->route, prompt,
-              completion, now] {
+  const uint64_t ticket = core->Post([core, serial = state_->serial, user = state_->user_id,
+                                      route = state_->route, prompt, completion, now] {
     core->WriteRow(serial, user, route, prompt, completion, now, /*completed=*/false, /*last=*/false);
   });
+  state_->ticket.store(ticket);
+  if (last == 0) core->WaitFor(ticket);
 }
 
 Status Reservation::Settle(int64_t prompt_tokens, int64_t completion_tokens) {
   if (!active()) return Status::InvalidArgument("reservation already settled or released");
   if (prompt_tokens < 0 || completion_tokens < 0) return Status::InvalidArgument("token counts must be >= 0");
   state_->active = false;
-  return state_->core->Finish(state_->serial, state_->user_id, state_->tokens, prompt_tokens,
-                              completion_tokens, state_->route,
-                              /*record=*/true, /*completed=*/true);
+  uint64_t ticket = 0;
+  Status finished = state_->core->Finish(state_->serial, state_->user_id, state_->tokens, prompt_tokens,
+                                         completion_tokens, state_->route,
+                                         /*record=*/true, /*completed=*/true, &ticket);
+  // The caller tells the client the counts once Settle returns: they are on
+  // disk by then (outside mu, which the writer never needs).
+  state_->core->WaitFor(ticket);
+  return finished;
 }
 
 Status Reservation::Release() {

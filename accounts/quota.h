@@ -11,14 +11,23 @@
 //   A Reservation dropped or Release()d without Settle (client gone, error,
 //   cancel) charges what was last Report()ed and writes a row if non-zero.
 //
-// Durability: the usage row of a reservation is written at its first
-// Report() with tokens (the prompt, once it is computed), updated every
-// kCheckpointTokens reported tokens after that, and finally at Settle or
-// Release. A crash (kill -9) therefore loses at most the tokens reported
-// since the last of these settle points, never those before; the row left
-// behind has completed = 0. The rows are written by the ledger's own thread
-// in the order posted: Report, Settle and Release never wait on SQLite
-// (Flush() waits for what was posted).
+// Durability: the usage row of a reservation is written at its first Report()
+// with tokens (the prompt, once it is computed, and the first answer token),
+// updated every kCheckpointTokens / 2 reported tokens after that, and finally
+// at Settle or Release. The rows are written by the ledger's own thread in
+// the order posted, and the reporting thread waits for them only where the
+// guarantee below needs it: the first Report and Settle wait until their row
+// is written (one write: tens of microseconds on a free SQLite, a round trip
+// on PostgreSQL); a later checkpoint waits for the one before it, which the
+// writer has long written unless the store is stalled (another process's
+// write lock, a slow disk, a slow network); Release never waits. A caller
+// that sends tokens only after reporting them, and the final counts only
+// after Settle, therefore never has more than kCheckpointTokens - 1 sent
+// tokens beyond the row in the store: a crash (kill -9) loses at most those,
+// never the prompt of an answer that has begun, and a finished request is
+// charged exactly. The row a crash leaves behind has completed = 0. While the
+// store stays stalled the answers wait with it, until the write succeeds or
+// fails (a failure is logged). Flush() waits for everything posted.
 //   Embeddings: Reserve(user, input_tokens) then Settle(input_tokens, 0), or
 //   Charge() which does both.
 //
@@ -103,8 +112,8 @@ class Reservation {
 
   // Records the running totals so far (cumulative, not increments). Any thread.
   void Report(int64_t prompt_tokens, int64_t completion_tokens);
-  // Charges the real counts and returns the rest; the usage row is written
-  // by the ledger's thread (a failure there is logged: the charge still
+  // Charges the real counts and returns the rest, once the ledger's thread
+  // has written the usage row (a failure there is logged: the charge still
   // holds in memory). InvalidArgument for negative counts or when no longer
   // active.
   Status Settle(int64_t prompt_tokens, int64_t completion_tokens);
@@ -124,7 +133,8 @@ class Reservation {
   std::unique_ptr<State> state_;
 };
 
-// Reported tokens between two durable checkpoints of a reservation's row.
+// Reported tokens a crash may lose at most (see Durability above): a
+// reservation's row is checkpointed every kCheckpointTokens / 2.
 inline constexpr int64_t kCheckpointTokens = 32;
 
 class QuotaLedger {

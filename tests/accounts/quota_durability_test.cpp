@@ -1,7 +1,7 @@
 // The quota ledger's usage rows: written by the ledger's own thread (a
-// report or settle never waits on SQLite), and checkpointed while a request
-// runs, so a crash (a real SIGKILL of a child process here) loses at most the
-// tokens since the last checkpoint.
+// report or settle waits on SQLite only when the writer has fallen behind),
+// and checkpointed while a request runs, so a crash (a real SIGKILL of a
+// child process here) loses at most the tokens since the last checkpoint.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,6 +9,9 @@
 
 #include <chrono>
 #include <future>
+#include <memory>
+#include <string>
+#include <utility>
 
 #include "accounts/db.h"
 #include "test_support.h"
@@ -26,32 +29,71 @@ User UserIn(const std::string& path, const Clock* clock, const std::string& name
   return accounts ? MakeUser(*accounts, name, 10000) : User();
 }
 
-TEST(QuotaDurability, SettleDoesNotWaitForTheDatabase) {
+// A ledger on a file database, and a second connection that reads its rows
+// as a restarted server would find them after a kill.
+struct LedgerOnFile {
+  explicit LedgerOnFile(const std::string& name) : clock(testing::kNoonMillis) {
+    user = UserIn(dir.File("app.db"), &clock, name);
+    auto opened = Db::Open(dir.File("app.db"));
+    auto second = Db::Open(dir.File("app.db"));
+    EXPECT_TRUE(opened.ok() && second.ok());
+    if (!opened.ok() || !second.ok()) return;
+    db = std::move(opened).value();
+    reader = std::move(second).value();
+    ledger = std::make_unique<QuotaLedger>(db, &clock, QuotaOptions());
+  }
+
+  // Tokens in the user's usage rows.
+  int64_t RowTokens() {
+    auto lock = reader->Lock();
+    auto query = reader->Prepare(
+        "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM usage WHERE user_id = ?");
+    if (!query.ok()) return -1;
+    query->Bind(1, user.id);
+    auto row = query->Step();
+    return row.ok() && *row ? query->ColumnInt(0) : -1;
+  }
+
   TempDir dir;
-  ManualClock clock(testing::kNoonMillis);
-  const User user = UserIn(dir.File("app.db"), &clock, "patient");
-  auto db = Db::Open(dir.File("app.db"));
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
-  std::shared_ptr<Db> shared = std::move(db).value();
-  QuotaLedger ledger(shared, &clock, QuotaOptions());
-  auto reservation = ledger.Reserve(user, 100, "/v1/completions");
+  ManualClock clock;
+  User user;
+  std::shared_ptr<Db> db;
+  std::unique_ptr<Db> reader;
+  std::unique_ptr<QuotaLedger> ledger;
+};
+
+TEST(QuotaDurability, ReportWaitsForTheDatabaseOnlyWhenTheLedgerIsBehind) {
+  LedgerOnFile f("patient");
+  ASSERT_TRUE(f.ledger);
+  auto reservation = f.ledger->Reserve(f.user, 100, "/v1/completions");
   ASSERT_TRUE(reservation.ok());
+  reservation->Report(10, 1);  // the first row: written before the first token goes out
   {
     // Another writer holds the database (a slow disk, a long transaction):
-    // the inference thread that reports and settles must not wait for it.
-    auto busy = shared->Lock();
-    auto settled = std::async(std::launch::async, [&] {
-      reservation->Report(10, 1);
-      return reservation->Settle(10, 20);
-    });
-    const bool returned = settled.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    // a checkpoint whose predecessor is on disk does not wait for it, so
+    // the inference thread goes on.
+    auto busy = f.db->Lock();
+    auto reported = std::async(std::launch::async, [&] { reservation->Report(10, 17); });
+    const bool returned = reported.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
     busy.unlock();
-    ASSERT_TRUE(returned) << "Settle waited for the database lock";
-    EXPECT_TRUE(settled.get().ok());
+    ASSERT_TRUE(returned) << "a checkpoint waited for the database lock";
   }
-  EXPECT_EQ(ledger.GetStatus(user)->used, 30);
-  ledger.Flush();
-  auto days = ledger.DailyUsage(user.id, 0);
+  {
+    // Settle returns with its row on disk: the client is told the counts
+    // only after it, and a crash then keeps them exactly.
+    auto busy = f.db->Lock();
+    auto settled = std::async(std::launch::async, [&] {
+      const bool ok = reservation->Settle(10, 20).ok();
+      return std::make_pair(ok, f.RowTokens());
+    });
+    settled.wait_for(std::chrono::milliseconds(200));  // Settle runs into the held database
+    busy.unlock();
+    const auto [ok, on_disk] = settled.get();
+    EXPECT_TRUE(ok);
+    EXPECT_EQ(on_disk, 30);
+  }
+  EXPECT_EQ(f.ledger->GetStatus(f.user)->used, 30);
+  auto days = f.ledger->DailyUsage(f.user.id, 0);
   ASSERT_TRUE(days.ok());
   ASSERT_EQ(days->size(), 1u);
   EXPECT_EQ((*days)[0].prompt_tokens, 10);
@@ -88,8 +130,8 @@ TEST(QuotaDurability, ACrashKeepsTheTokensUpToTheLastCheckpoint) {
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   ::close(ready[0]);
 
-  // Checkpoints at 101 tokens (the first report) and 133: the 12 tokens
-  // after that were in memory only.
+  // Checkpoints at 101 tokens (the first report), 117 and 133: the 12
+  // tokens after that were in memory only.
   auto accounts = OpenAccounts(dir.File("app.db"), &clock);
   ASSERT_TRUE(accounts);
   Result<QuotaStatus> after = accounts->quota().GetStatus(user);
@@ -101,6 +143,44 @@ TEST(QuotaDurability, ACrashKeepsTheTokensUpToTheLastCheckpoint) {
   ASSERT_EQ(days->size(), 1u);
   EXPECT_EQ((*days)[0].requests, 1);
   EXPECT_EQ((*days)[0].successful_answers, 0);  // it never finished
+}
+
+TEST(QuotaDurability, AnAnswerNeverRunsAheadOfItsRowByACheckpointWhenTheDatabaseStalls) {
+  LedgerOnFile f("stalled");
+  ASSERT_TRUE(f.ledger);
+  auto r = f.ledger->Reserve(f.user, 1000, "/v1/chat/completions");
+  ASSERT_TRUE(r.ok());
+  {
+    // The database is held (another process's transaction, a slow disk)
+    // when the first token comes: the prompt's row is on disk before
+    // Report returns, i.e. before the token is sent.
+    auto busy = f.db->Lock();
+    auto first = std::async(std::launch::async, [&] {
+      r->Report(100, 1);
+      return f.RowTokens();
+    });
+    first.wait_for(std::chrono::milliseconds(200));  // the reporter runs into the held database
+    busy.unlock();
+    EXPECT_EQ(first.get(), 101);
+  }
+  {
+    // Held again mid-answer: Report holds the answer back rather than
+    // letting it run kCheckpointTokens past what is on disk.
+    auto busy = f.db->Lock();
+    auto rest = std::async(std::launch::async, [&] {
+      for (int64_t completion = 2; completion <= 100; ++completion) {
+        r->Report(100, completion);
+        if (f.RowTokens() < 100 + completion - (kCheckpointTokens - 1)) return completion;
+      }
+      return int64_t{0};
+    });
+    rest.wait_for(std::chrono::milliseconds(200));
+    busy.unlock();
+    EXPECT_EQ(rest.get(), 0) << "the answer ran ahead of its row at this many tokens";
+  }
+  ASSERT_TRUE(r->Settle(100, 100).ok());
+  f.ledger->Flush();
+  EXPECT_EQ(f.RowTokens(), 200);
 }
 
 TEST(QuotaDurability, ARequestReleasedBeforeAnyTokenLeavesNoRow) {
