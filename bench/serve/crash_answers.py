@@ -5,9 +5,12 @@ after every restart the usage rows in app.db are held against what each
 client saw streamed.
 
 The ledger's settle points (accounts/quota.h): a request's usage row is
-written at its first Report() (the prompt and the first answer token), again
-every kCheckpointTokens (32) reported tokens, and at Settle/Release. A kill
-may therefore lose at most the tokens reported since the last of them.
+written at its first Report() (the prompt and the first answer token; the
+token is sent only once the row is on disk), again every kCheckpointTokens
+/ 2 (16) reported tokens, and at Settle (before the usage chunk is sent) or
+Release; a checkpoint waits for the one before it when the ledger's writer
+has fallen behind. A kill may therefore lose at most kCheckpointTokens - 1
+(31) tokens that were sent, and nothing of a finished request.
 
 Each of --streams clients has its own user (made with `ragd user create`),
 so the rows of one client are the rows of its user, in the order of its
@@ -23,14 +26,19 @@ Checks after every restart, on the rows written since the round began
 - a finished request (its usage chunk reached the client) has its row with
   exactly the prompt and completion tokens of that chunk, completed = 1;
 - a request cut by the kill after it streamed s >= 1 tokens has a row, and
-  row prompt + completion >= prompt + s - kCheckpointTokens ("shortfall"
-  below: prompt + s - row, at most 32); one cut before its first token may
-  have none;
+  row prompt + completion >= prompt + s - (kCheckpointTokens - 1)
+  ("shortfall" below: prompt + s - row, at most 31); one cut before its
+  first token may have none;
 - no row beyond those requests;
 - GET /v1/usage of each user: used = the sum of that user's rows.
 
+--hold-lock S: in each round that lasts longer than S, another connection
+holds app.db's write lock (BEGIN IMMEDIATE, as another process's
+transaction would) for the S seconds before the kill, so the ledger's
+writer stalls; the same checks apply.
+
 Usage: python3 bench/serve/crash_answers.py [--binary build/ragd]
-       [--rounds 20] [--streams 4] [--max-tokens 48,320] [--seed 1]
+       [--rounds 20] [--streams 4] [--max-tokens 48,320] [--hold-lock S] [--seed 1]
 Prints one line per round and a summary; exit status 1 on any failure.
 """
 import argparse
@@ -147,8 +155,8 @@ def check_round(rows_by_user, logs, prompt_tokens):
     """Problems (strings) and figures of one round's rows against what the
     clients saw."""
     problems = []
-    fig = {"finished": 0, "cut": 0, "cut_streaming": 0, "streamed": 0, "charged": 0, "shortfall": None,
-           "over": 0}
+    fig = {"finished": 0, "finished_exact": 0, "cut": 0, "cut_streaming": 0, "streamed": 0, "charged": 0,
+           "shortfall": None, "over": 0}
     for uid, log in logs.items():
         rows = rows_by_user.get(uid, [])
         fig["charged"] += sum(r[3] + r[4] for r in rows)
@@ -170,7 +178,9 @@ def check_round(rows_by_user, logs, prompt_tokens):
                                 f"{u['completion_tokens']}) has no usage row")
                 continue
             r = rows[i]
-            if (r[3], r[4], r[5]) != (u["prompt_tokens"], u["completion_tokens"], 1):
+            if (r[3], r[4], r[5]) == (u["prompt_tokens"], u["completion_tokens"], 1):
+                fig["finished_exact"] += 1
+            else:
                 problems.append(f"user {uid}: finished request {i + 1} streamed usage {u['prompt_tokens']}+"
                                 f"{u['completion_tokens']}, row {r[3]}+{r[4]} completed={r[5]}")
         extra = rows[len(finished):]
@@ -191,9 +201,9 @@ def check_round(rows_by_user, logs, prompt_tokens):
             if s["tokens"] > 0:
                 short = want - (r[3] + r[4])
                 fig["shortfall"] = short if fig["shortfall"] is None else max(fig["shortfall"], short)
-                if short > CHECKPOINT_TOKENS:
+                if short >= CHECKPOINT_TOKENS:
                     problems.append(f"user {uid}: cut request streamed {s['tokens']} tokens (+{r[3]} prompt), "
-                                    f"row holds {r[3]}+{r[4]}: {short} short, more than {CHECKPOINT_TOKENS}")
+                                    f"row holds {r[3]}+{r[4]}: {short} short, more than {CHECKPOINT_TOKENS - 1}")
                 if r[3] + r[4] > want:
                     fig["over"] += 1  # generated, charged, not yet read by the client
         if extra:
@@ -209,6 +219,8 @@ def main():
     ap.add_argument("--streams", type=int, default=4, help="concurrent streaming clients, one user each")
     ap.add_argument("--max-tokens", default="48,320", help="range of max_tokens drawn per request")
     ap.add_argument("--kill-max", type=float, default=4.0, help="latest kill, seconds after the clients start")
+    ap.add_argument("--hold-lock", type=float, default=0,
+                    help="hold app.db's write lock from another connection this many seconds before each kill")
     ap.add_argument("--threads", type=int, default=1, help="the server's compute threads")
     ap.add_argument("--nice", type=int, default=10, help="niceness of this script and its servers")
     ap.add_argument("--seed", type=int, default=1)
@@ -247,7 +259,8 @@ def main():
           f"{'shortfall':>9} {'restart s':>9} result")
 
     failures = []
-    totals = {"finished": 0, "cut": 0, "cut_streaming": 0, "streamed": 0, "charged": 0, "over": 0}
+    totals = {"finished": 0, "finished_exact": 0, "cut": 0, "cut_streaming": 0, "streamed": 0, "charged": 0,
+              "over": 0}
     shortfalls = []
     restarts = []
     for rnd in range(1, args.rounds + 1):
@@ -260,9 +273,21 @@ def main():
         for t in threads:
             t.start()
         kill_at = rng.uniform(0.2, args.kill_max)
-        time.sleep(kill_at)
+        held = None
+        if args.hold_lock > 0 and kill_at > args.hold_lock:
+            # Another process's transaction holding app.db's write lock until
+            # the kill: the ledger's rows cannot be written meanwhile.
+            time.sleep(kill_at - args.hold_lock)
+            held = sqlite3.connect(os.path.join(data, "app.db"), isolation_level=None, timeout=30)
+            held.execute("BEGIN IMMEDIATE")
+            time.sleep(args.hold_lock)
+        else:
+            time.sleep(kill_at)
         stop.set()
         srv.kill()
+        if held is not None:
+            held.execute("ROLLBACK")
+            held.close()
         for t in threads:
             t.join()
 
@@ -292,14 +317,15 @@ def main():
               f"{'ok' if not problems else 'FAIL: ' + '; '.join(problems)}", flush=True)
         restarts.append(restart_s)
     rc = srv.stop()
+    held_note = f" (app.db write-locked for {args.hold_lock} s before each kill)" if args.hold_lock > 0 else ""
     if rc != 0:
         failures.append(f"clean stop after the last round: exit status {rc}")
 
-    print(f"\nsummary: {args.rounds} kills during answers; {totals['finished']} finished requests charged "
-          f"exactly as their usage chunk said; {totals['cut']} cut by the kill, {totals['cut_streaming']} of them "
-          f"after streaming (the rest in prefill); {totals['streamed']} answer tokens streamed, "
-          f"{totals['charged']} tokens charged (prompts included); shortfall of cut streams (prompt + streamed "
-          f"- row) max {max(shortfalls) if shortfalls else '-'}, bound {CHECKPOINT_TOKENS}; "
+    print(f"\nsummary: {args.rounds} kills during answers{held_note}; {totals['finished']} finished requests, "
+          f"{totals['finished_exact']} charged exactly as their usage chunk said; {totals['cut']} cut by the kill, "
+          f"{totals['cut_streaming']} of them after streaming (the rest in prefill); {totals['streamed']} answer "
+          f"tokens streamed, {totals['charged']} tokens charged (prompts included); largest shortfall of a cut stream "
+          f"(prompt + streamed - row) {max(shortfalls) if shortfalls else '-'}, bound {CHECKPOINT_TOKENS - 1}; "
           f"{totals['over']} cut rows above what the client read; restart {min(restarts):.1f}-{max(restarts):.1f} s; "
           f"failures: {len(failures)}")
     return report_failures(failures, work, args.keep)
