@@ -1,6 +1,10 @@
 #include "accounts/db.h"
 
+#include <algorithm>
 #include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 namespace ragd::accounts {
@@ -193,6 +197,75 @@ const char* MigrationSql(int index, Dialect dialect) {
   return dialect == Dialect::kPostgres && m.postgres != nullptr ? m.postgres : m.sqlite;
 }
 
+// Every table of the current schema, parents first, with its columns: 'i'
+// an integer, 't' text, 'b' a blob; NULL is kept. Db::Copy reads these: a
+// migration that adds a table or a column adds it here too.
+struct TableColumns {
+  const char* table;
+  const char* columns;
+  const char* kinds;
+  bool has_id;  // an `id` the database generates (its identity moves on after a copy)
+};
+
+const TableColumns kTables[] = {
+    {"users", "id, username, role, password_hash, token_quota, created_at, disabled", "itttiii", true},
+    {"api_keys", "id, user_id, key_hash, prefix, name, created_at", "iibtti", true},
+    {"sessions", "token_hash, user_id, created_at, expires_at", "biii", false},
+    {"usage", "id, user_id, route, prompt_tokens, completion_tokens, created_at, completed", "iitiiii", true},
+    {"conversations", "id, user_id, title, created_at, updated_at", "iitii", true},
+    {"messages", "id, conversation_id, role, content, details, created_at", "iittti", true},
+    {"feedback", "id, user_id, message_id, rating, comment, question, answer, details, created_at",
+     "iiiitttti", true},
+};
+
+// Copies the rows of one table; returns their number. Callers hold both locks.
+Result<int64_t> CopyTable(Db& from, Db& to, const TableColumns& t) {
+  const std::string columns = t.columns;
+  const size_t n = std::string_view(t.kinds).size();
+  if (n != static_cast<size_t>(std::count(columns.begin(), columns.end(), ',')) + 1)
+    return Status::Internal(std::string("column kinds of ") + t.table + " do not match its columns");
+  std::string marks;
+  for (size_t i = 0; i < n; ++i) marks += i == 0 ? "?" : ", ?";
+  Result<Statement> rows = from.Prepare(("SELECT " + columns + " FROM " + t.table).c_str());
+  if (!rows.ok()) return rows.status();
+  const std::string insert =
+      "INSERT INTO " + std::string(t.table) + " (" + columns + ") VALUES (" + marks + ")";
+  int64_t copied = 0;
+  for (;;) {
+    Result<bool> row = rows->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    Result<Statement> put = to.Prepare(insert.c_str());
+    if (!put.ok()) return put.status();
+    for (size_t i = 0; i < n; ++i) {
+      const int column = static_cast<int>(i);
+      const int index = column + 1;
+      if (rows->ColumnIsNull(column)) {
+        put->Bind(index, std::optional<int64_t>());
+      } else if (t.kinds[i] == 'i') {
+        put->Bind(index, rows->ColumnInt(column));
+      } else if (t.kinds[i] == 't') {
+        put->Bind(index, std::string_view(rows->ColumnText(column)));
+      } else {
+        const std::string blob = rows->ColumnBlob(column);
+        put->BindBlob(index, blob.data(), blob.size());
+      }
+    }
+    RAGD_RETURN_IF_ERROR(put->Run());
+    ++copied;
+  }
+  if (t.has_id && to.dialect() == Dialect::kPostgres) {
+    // Rows given their ids leave the identity behind: move it past them.
+    const std::string table = t.table;
+    const std::string bump = "SELECT setval(pg_get_serial_sequence('" + table +
+                             "', 'id'), COALESCE(MAX(id), 0) + 1, "
+                             "false) FROM " +
+                             table;
+    RAGD_RETURN_IF_ERROR(to.Exec(bump.c_str()));
+  }
+  return copied;
+}
+
 }  // namespace
 
 // ---- Statement ----
@@ -243,6 +316,36 @@ std::optional<int64_t> Statement::ColumnOptionalInt(int column) const {
 // ---- Db ----
 
 int Db::SchemaVersion() { return kSchemaVersion; }
+
+Result<std::vector<std::pair<std::string, int64_t>>> Db::Copy(Db& from, Db& to) {
+  auto from_lock = from.Lock();
+  auto to_lock = to.Lock();
+  {
+    Result<Statement> users = to.Prepare("SELECT COUNT(*) FROM users");
+    if (!users.ok()) return users.status();
+    Result<bool> row = users->Step();
+    if (!row.ok()) return row.status();
+    if (*row && users->ColumnInt(0) > 0)
+      return Status::AlreadyExists("the destination already holds " + std::to_string(users->ColumnInt(0)) +
+                                   " user(s); copy into an empty store");
+  }
+  RAGD_RETURN_IF_ERROR(to.Begin());
+  std::vector<std::pair<std::string, int64_t>> counts;
+  for (const TableColumns& t : kTables) {
+    Result<int64_t> copied = CopyTable(from, to, t);
+    if (!copied.ok()) {
+      (void)to.Rollback();
+      return Status(copied.status().code(),
+                    std::string("copying ") + t.table + ": " + copied.status().message());
+    }
+    counts.emplace_back(t.table, *copied);
+  }
+  if (Status st = to.Commit(); !st.ok()) {
+    (void)to.Rollback();
+    return st;
+  }
+  return counts;
+}
 
 Status Db::Migrate() {
   RAGD_RETURN_IF_ERROR(Begin());

@@ -26,6 +26,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -50,6 +52,7 @@ class Statement {
     virtual bool IsNull(int column) const = 0;
     virtual int64_t Int(int column) const = 0;
     virtual std::string Text(int column) const = 0;
+    virtual std::string Blob(int column) const = 0;
   };
 
   explicit Statement(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -73,6 +76,7 @@ class Statement {
   int64_t ColumnInt(int column) const { return impl_->Int(column); }
   std::optional<int64_t> ColumnOptionalInt(int column) const;
   std::string ColumnText(int column) const { return impl_->Text(column); }
+  std::string ColumnBlob(int column) const { return impl_->Blob(column); }
   bool ColumnIsNull(int column) const { return impl_->IsNull(column); }
 
  private:
@@ -116,6 +120,12 @@ class Db {
 
   // The schema version this build writes.
   static int SchemaVersion();
+
+  // Copies every row of `from` into `to` (either engine to either), ids
+  // kept, in one transaction of `to`; for moving an app.db to PostgreSQL.
+  // `to` must hold no user (AlreadyExists otherwise). Returns the rows
+  // copied per table. Takes both Locks.
+  static Result<std::vector<std::pair<std::string, int64_t>>> Copy(Db& from, Db& to);
 
  protected:
   Db() = default;

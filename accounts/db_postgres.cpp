@@ -102,7 +102,8 @@ class PostgresStatement final : public Statement::Impl {
     return Set(index, std::string(text), kTextOid, 0);
   }
   Status BindNull(int index) override {
-    RAGD_RETURN_IF_ERROR(Set(index, "", kInt8Oid, 0));
+    // Untyped: the server takes the column's type (a NULL of any column).
+    RAGD_RETURN_IF_ERROR(Set(index, "", 0, 0));
     null_[index - 1] = true;
     return Status::Ok();
   }
@@ -124,6 +125,17 @@ class PostgresStatement final : public Statement::Impl {
     if (IsNull(column)) return {};
     return std::string(PQgetvalue(result_.get(), row_, column),
                        static_cast<size_t>(PQgetlength(result_.get(), row_, column)));
+  }
+  std::string Blob(int column) const override {
+    if (IsNull(column)) return {};
+    // Results come as text: BYTEA is "\x" and hex digits.
+    size_t size = 0;
+    unsigned char* bytes = PQunescapeBytea(
+        reinterpret_cast<const unsigned char*>(PQgetvalue(result_.get(), row_, column)), &size);
+    if (bytes == nullptr) return {};
+    std::string out(reinterpret_cast<const char*>(bytes), size);
+    PQfreemem(bytes);
+    return out;
   }
 
  private:

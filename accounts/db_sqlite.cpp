@@ -46,6 +46,11 @@ class SqliteStatement final : public Statement::Impl {
     if (text == nullptr) return {};
     return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
   }
+  std::string Blob(int column) const override {
+    const void* blob = sqlite3_column_blob(stmt_, column);
+    if (blob == nullptr) return {};
+    return std::string(static_cast<const char*>(blob), sqlite3_column_bytes(stmt_, column));
+  }
 
  private:
   Status Check(int rc) const { return rc == SQLITE_OK ? Status::Ok() : SqliteError(db_, rc, "bind"); }

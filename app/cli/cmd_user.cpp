@@ -30,7 +30,10 @@ constexpr const char* kUsage =
     "  create-key NAME [--name LABEL]\n"
     "  revoke-key NAME KEY_ID\n"
     "  set-quota NAME N|default      token budget per period\n"
-    "  set-role NAME user|admin";
+    "  set-role NAME user|admin\n"
+    "  import-app-db [FILE]          copies every account, key, session, usage row and\n"
+    "                                conversation of FILE (default <data>/app.db) into the\n"
+    "                                empty PostgreSQL database of storage.postgres_url";
 
 using accounts::Accounts;
 using accounts::User;
@@ -166,6 +169,24 @@ int OnUser(Accounts& accounts, const Flags& flags, const std::string& command, c
   return Usage("unknown command \"" + command + "\"");
 }
 
+// Moves a single server's accounts to PostgreSQL (docs/scale-out.md).
+int ImportAppDb(const std::string& path, const std::string& postgres_url) {
+  if (postgres_url.empty())
+    return Fail(Status::InvalidArgument("import-app-db needs storage.postgres_url (the destination)"));
+  if (!std::filesystem::exists(path)) return Fail(Status::NotFound("no accounts database at " + path));
+  auto from = accounts::Db::Open(path);
+  if (!from.ok()) return Fail(from.status());
+  auto to = accounts::Db::OpenPostgres(postgres_url);
+  if (!to.ok()) return Fail(to.status());
+  auto copied = accounts::Db::Copy(**from, **to);
+  if (!copied.ok()) return Fail(copied.status());
+  std::printf("copied from %s:", path.c_str());
+  for (const auto& [table, rows] : *copied)
+    std::printf(" %s %lld", table.c_str(), static_cast<long long>(rows));
+  std::printf("\n");
+  return 0;
+}
+
 }  // namespace
 
 int RunUser(const std::vector<std::string>& args) {
@@ -185,6 +206,10 @@ int RunUser(const std::vector<std::string>& args) {
 
   const std::string db_path = config->data_dir + "/app.db";
   const std::string& postgres_url = config->storage.postgres_url;
+  if (pos[0] == "import-app-db") {
+    if (pos.size() > 2) return Usage("import-app-db takes at most one file");
+    return ImportAppDb(pos.size() == 2 ? pos[1] : db_path, postgres_url);
+  }
   if (postgres_url.empty() && pos[0] != "create" && !std::filesystem::exists(db_path))
     return Fail(Status::NotFound("no accounts database at " + db_path + " (wrong --data?)"));
   accounts::AccountsOptions options;

@@ -1,6 +1,7 @@
 // Two ragd replicas on one PostgreSQL: two Accounts, each with its own
 // connection, see each other's users, keys, sessions and usage rows, and
-// replicas starting together on an empty database migrate it once.
+// replicas starting together on an empty database migrate it once. An
+// app.db copied into PostgreSQL (and back) keeps everything.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -14,6 +15,7 @@ namespace {
 using testing::MakeUser;
 using testing::OpenAccounts;
 using testing::Store;
+using testing::TempDir;
 
 TEST(PostgresReplicas, SeeEachOthersUsersKeysAndSessions) {
   const Store store{"", ragd::testing::FreshPostgresSchema()};
@@ -104,6 +106,117 @@ TEST(PostgresReplicas, StartingTogetherMigrateOnceAndMakeOneAdmin) {
   ASSERT_TRUE(rows.ok() && *rows->Step());
   EXPECT_EQ(rows->ColumnInt(0), 1);
   EXPECT_EQ(rows->ColumnInt(1), Db::SchemaVersion());
+}
+
+// What a user leaves in the store, read back through the components.
+struct Footprint {
+  User user;
+  std::vector<ApiKeyInfo> keys;
+  QuotaStatus quota;
+  std::vector<DayUsage> days;
+  std::vector<Conversation> conversations;
+  std::vector<Message> messages;
+  std::vector<Feedback> feedback;
+};
+
+Footprint FootprintOf(Accounts& accounts, const std::string& name) {
+  Footprint f;
+  f.user = accounts.users().GetByName(name).value();
+  f.keys = accounts.api_keys().List(f.user.id).value();
+  f.quota = accounts.quota().GetStatus(f.user).value();
+  f.days = accounts.quota().DailyUsage(f.user.id, 0).value();
+  f.conversations = accounts.conversations().List(f.user.id).value();
+  for (const Conversation& c : f.conversations) {
+    Result<std::vector<Message>> messages = accounts.conversations().Messages(f.user.id, c.id);
+    EXPECT_TRUE(messages.ok());
+    if (messages.ok()) f.messages.insert(f.messages.end(), messages->begin(), messages->end());
+  }
+  f.feedback = accounts.feedback().List(100).value();
+  return f;
+}
+
+void ExpectSame(const Footprint& a, const Footprint& b) {
+  EXPECT_EQ(a.user.id, b.user.id);
+  EXPECT_EQ(a.user.token_quota, b.user.token_quota);
+  EXPECT_EQ(a.user.has_password, b.user.has_password);
+  ASSERT_EQ(a.keys.size(), b.keys.size());
+  for (size_t i = 0; i < a.keys.size(); ++i) EXPECT_EQ(a.keys[i].prefix, b.keys[i].prefix);
+  EXPECT_EQ(a.quota.used, b.quota.used);
+  ASSERT_EQ(a.days.size(), b.days.size());
+  for (size_t i = 0; i < a.days.size(); ++i) {
+    EXPECT_EQ(a.days[i].day, b.days[i].day);
+    EXPECT_EQ(a.days[i].completion_tokens, b.days[i].completion_tokens);
+  }
+  ASSERT_EQ(a.conversations.size(), b.conversations.size());
+  ASSERT_EQ(a.messages.size(), b.messages.size());
+  for (size_t i = 0; i < a.messages.size(); ++i) {
+    EXPECT_EQ(a.messages[i].id, b.messages[i].id);
+    EXPECT_EQ(a.messages[i].content, b.messages[i].content);
+  }
+  ASSERT_EQ(a.feedback.size(), b.feedback.size());
+  for (size_t i = 0; i < a.feedback.size(); ++i) {
+    EXPECT_EQ(a.feedback[i].message_id, b.feedback[i].message_id);
+    EXPECT_EQ(a.feedback[i].comment, b.feedback[i].comment);
+  }
+}
+
+TEST(StoreCopy, AnAppDbMovesToPostgresAndBackWithEverything) {
+  TempDir dir;
+  const Store sqlite{dir.File("app.db"), ""};
+  const Store postgres{"", ragd::testing::FreshPostgresSchema()};
+  ASSERT_FALSE(postgres.postgres_url.empty());
+  ManualClock clock(testing::kNoonMillis);
+  std::string key, token;
+  Footprint before;
+  {
+    auto accounts = OpenAccounts(sqlite, &clock);
+    ASSERT_TRUE(accounts);
+    MakeUser(*accounts, "first");  // ids of the copy are not 1, 2, ...
+    ASSERT_TRUE(accounts->users().Create({"gone", "", Role::kUser, {}}).ok());
+    Result<User> rita = accounts->users().Create({"rita", "rita-password", Role::kAdmin, 7000});
+    ASSERT_TRUE(rita.ok());
+    key = accounts->api_keys().Create(rita->id, "laptop").value().key;
+    token = accounts->sessions().Login("rita", "rita-password").value().token;
+    ASSERT_TRUE(accounts->quota().Charge(*rita, 100, 23, "/v1/ask").ok());
+    Conversation c = accounts->conversations().Create(rita->id, "moving").value();
+    AppendedTurn turn = accounts->conversations().AppendTurn(rita->id, c.id, {"q?", "a.", "{}"}).value();
+    ASSERT_TRUE(accounts->feedback().Rate(rita->id, {turn.answer_id, 1, "good", "q?", "a.", "{}"}).ok());
+    before = FootprintOf(*accounts, "rita");
+  }
+
+  auto from = testing::OpenDb(sqlite);
+  auto to = testing::OpenDb(postgres);
+  ASSERT_TRUE(from.ok() && to.ok());
+  auto copied = Db::Copy(**from, **to);
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ(copied->front(), std::make_pair(std::string("users"), int64_t{3}));
+  EXPECT_EQ(Db::Copy(**from, **to).status().code(), StatusCode::kAlreadyExists);  // not twice
+
+  auto moved = OpenAccounts(postgres, &clock);
+  ASSERT_TRUE(moved);
+  ExpectSame(before, FootprintOf(*moved, "rita"));
+  EXPECT_TRUE(moved->users().CheckPassword("rita", "rita-password").ok());
+  EXPECT_EQ(moved->Authenticate(key, "")->username, "rita");
+  EXPECT_EQ(moved->Authenticate("", token)->username, "rita");
+  // New rows get ids after the copied ones.
+  EXPECT_GT(MakeUser(*moved, "newcomer").id, before.user.id);
+  Conversation c2 = moved->conversations().Create(before.user.id, "after").value();
+  EXPECT_GT(c2.id, before.conversations.front().id);
+  AppendedTurn t2 = moved->conversations().AppendTurn(before.user.id, c2.id, {"q2", "a2", ""}).value();
+  EXPECT_GT(t2.question_id, before.messages.back().id);
+
+  // And back into an empty app.db (blobs read from PostgreSQL as bytes).
+  const Store back{dir.File("back.db"), ""};
+  auto back_db = testing::OpenDb(back);
+  ASSERT_TRUE(back_db.ok());
+  auto returned = Db::Copy(**to, **back_db);
+  ASSERT_TRUE(returned.ok()) << returned.status().ToString();
+  back_db->reset();
+  auto again = OpenAccounts(back, &clock);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->Authenticate(key, "")->username, "rita");
+  EXPECT_EQ(again->Authenticate("", token)->username, "rita");
+  EXPECT_EQ(again->users().List()->size(), 4u);
 }
 
 }  // namespace

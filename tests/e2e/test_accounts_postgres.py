@@ -13,7 +13,7 @@ import types
 import pytest
 import requests
 
-from conftest import ADMIN_KEY, ROOT, Server
+from conftest import ADMIN_KEY, RAGD, ROOT, Server
 
 FIXTURE = os.path.join(ROOT, "tests", "support", "postgres-fixture")
 
@@ -117,5 +117,35 @@ def test_tokens_used_survive_a_restart(postgres):
                 assert time.time() < deadline, srv.output()
                 time.sleep(0.2)
             assert call(srv, "GET", "/v1/usage", key).json()["used"] == spent
+        finally:
+            assert srv.stop() == 0, srv.output()
+
+
+def test_an_app_db_moves_to_postgres(postgres):
+    """`ragd user import-app-db` copies a single server's accounts into an
+    empty PostgreSQL database, once."""
+    created = subprocess.run(["psql", postgres.url, "-qc", "CREATE DATABASE moved"], capture_output=True, text=True)
+    assert created.returncode == 0, created.stderr
+    url = postgres.url.replace("dbname=postgres", "dbname=moved")
+    with tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-move-") as data:
+        def user(*args, store=True):
+            extra = ["--set", "storage.postgres_url=" + url] if store else []
+            return subprocess.run([RAGD, "user", "--data", data, *args, *extra], capture_output=True, text=True,
+                                  timeout=120)
+
+        made = user("create", "sam", "--no-password", store=False)  # in <data>/app.db
+        assert made.returncode == 0, made.stderr
+        key = made.stdout.split("api key: ")[1].split()[0]
+        moved = user("import-app-db")
+        assert moved.returncode == 0, moved.stderr
+        assert "users 1" in moved.stdout, moved.stdout
+        listed = user("list")
+        assert listed.returncode == 0 and "sam" in listed.stdout, listed.stdout + listed.stderr
+        again = user("import-app-db")
+        assert again.returncode != 0 and "already holds 1 user" in again.stderr, again.stderr
+
+        srv = replica(data, url).wait_ready("/healthz")
+        try:
+            assert call(srv, "GET", "/v1/me", key).json()["username"] == "sam"
         finally:
             assert srv.stop() == 0, srv.output()
