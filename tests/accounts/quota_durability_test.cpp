@@ -21,21 +21,23 @@ namespace {
 
 using testing::MakeUser;
 using testing::OpenAccounts;
-using testing::TempDir;
 
-// A user with a budget of 10000 tokens, made in the database at `path`.
-User UserIn(const std::string& path, const Clock* clock, const std::string& name) {
-  auto accounts = OpenAccounts(path, clock);
+class QuotaDurability : public testing::BackendTest {};
+
+// A user with a budget of 10000 tokens, made in `store`.
+User UserIn(const testing::Store& store, const Clock* clock, const std::string& name) {
+  auto accounts = OpenAccounts(store, clock);
   return accounts ? MakeUser(*accounts, name, 10000) : User();
 }
 
-// A ledger on a file database, and a second connection that reads its rows
-// as a restarted server would find them after a kill.
-struct LedgerOnFile {
-  explicit LedgerOnFile(const std::string& name) : clock(testing::kNoonMillis) {
-    user = UserIn(dir.File("app.db"), &clock, name);
-    auto opened = Db::Open(dir.File("app.db"));
-    auto second = Db::Open(dir.File("app.db"));
+// A ledger on the test's store (a file database or PostgreSQL), and a
+// second connection that reads its rows as a restarted server would find
+// them after a kill.
+struct LedgerOnStore {
+  LedgerOnStore(const testing::Store& store, const std::string& name) : clock(testing::kNoonMillis) {
+    user = UserIn(store, &clock, name);
+    auto opened = testing::OpenDb(store);
+    auto second = testing::OpenDb(store);
     EXPECT_TRUE(opened.ok() && second.ok());
     if (!opened.ok() || !second.ok()) return;
     db = std::move(opened).value();
@@ -54,7 +56,6 @@ struct LedgerOnFile {
     return row.ok() && *row ? query->ColumnInt(0) : -1;
   }
 
-  TempDir dir;
   ManualClock clock;
   User user;
   std::shared_ptr<Db> db;
@@ -62,8 +63,8 @@ struct LedgerOnFile {
   std::unique_ptr<QuotaLedger> ledger;
 };
 
-TEST(QuotaDurability, ReportWaitsForTheDatabaseOnlyWhenTheLedgerIsBehind) {
-  LedgerOnFile f("patient");
+TEST_P(QuotaDurability, ReportWaitsForTheDatabaseOnlyWhenTheLedgerIsBehind) {
+  LedgerOnStore f(store(), "patient");
   ASSERT_TRUE(f.ledger);
   auto reservation = f.ledger->Reserve(f.user, 100, "/v1/completions");
   ASSERT_TRUE(reservation.ok());
@@ -102,17 +103,16 @@ TEST(QuotaDurability, ReportWaitsForTheDatabaseOnlyWhenTheLedgerIsBehind) {
   EXPECT_EQ((*days)[0].successful_answers, 1);
 }
 
-TEST(QuotaDurability, ACrashKeepsTheTokensUpToTheLastCheckpoint) {
-  TempDir dir;
+TEST_P(QuotaDurability, ACrashKeepsTheTokensUpToTheLastCheckpoint) {
   ManualClock clock(testing::kNoonMillis);
-  const User user = UserIn(dir.File("app.db"), &clock, "crashy");
+  const User user = UserIn(store(), &clock, "crashy");
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     // A server mid-answer: prompt computed, 45 tokens streamed, then killed.
-    auto accounts = OpenAccounts(dir.File("app.db"), &clock);
+    auto accounts = OpenAccounts(store(), &clock);
     auto r = accounts->quota().Reserve(user, 1000, "/v1/chat/completions");
     if (!r.ok()) ::_exit(2);
     for (int completion = 1; completion <= 45; ++completion) r->Report(100, completion);
@@ -132,7 +132,7 @@ TEST(QuotaDurability, ACrashKeepsTheTokensUpToTheLastCheckpoint) {
 
   // Checkpoints at 101 tokens (the first report), 117 and 133: the 12
   // tokens after that were in memory only.
-  auto accounts = OpenAccounts(dir.File("app.db"), &clock);
+  auto accounts = OpenAccounts(store(), &clock);
   ASSERT_TRUE(accounts);
   Result<QuotaStatus> after = accounts->quota().GetStatus(user);
   ASSERT_TRUE(after.ok());
@@ -145,8 +145,8 @@ TEST(QuotaDurability, ACrashKeepsTheTokensUpToTheLastCheckpoint) {
   EXPECT_EQ((*days)[0].successful_answers, 0);  // it never finished
 }
 
-TEST(QuotaDurability, AnAnswerNeverRunsAheadOfItsRowByACheckpointWhenTheDatabaseStalls) {
-  LedgerOnFile f("stalled");
+TEST_P(QuotaDurability, AnAnswerNeverRunsAheadOfItsRowByACheckpointWhenTheDatabaseStalls) {
+  LedgerOnStore f(store(), "stalled");
   ASSERT_TRUE(f.ledger);
   auto r = f.ledger->Reserve(f.user, 1000, "/v1/chat/completions");
   ASSERT_TRUE(r.ok());
@@ -183,10 +183,9 @@ TEST(QuotaDurability, AnAnswerNeverRunsAheadOfItsRowByACheckpointWhenTheDatabase
   EXPECT_EQ(f.RowTokens(), 200);
 }
 
-TEST(QuotaDurability, ARequestReleasedBeforeAnyTokenLeavesNoRow) {
-  TempDir dir;
+TEST_P(QuotaDurability, ARequestReleasedBeforeAnyTokenLeavesNoRow) {
   ManualClock clock(testing::kNoonMillis);
-  auto accounts = OpenAccounts(dir.File("app.db"), &clock);
+  auto accounts = OpenAccounts(store(), &clock);
   ASSERT_TRUE(accounts);
   const User user = MakeUser(*accounts, "quitter", 10000);
   {
@@ -198,6 +197,8 @@ TEST(QuotaDurability, ARequestReleasedBeforeAnyTokenLeavesNoRow) {
   ASSERT_TRUE(days.ok());
   EXPECT_TRUE(days->empty());
 }
+
+RAGD_ON_BOTH_STORES(QuotaDurability);
 
 }  // namespace
 }  // namespace ragd::accounts
