@@ -329,21 +329,29 @@ Result<std::vector<std::pair<std::string, int64_t>>> Db::Copy(Db& from, Db& to) 
       return Status::AlreadyExists("the destination already holds " + std::to_string(users->ColumnInt(0)) +
                                    " user(s); copy into an empty store");
   }
-  RAGD_RETURN_IF_ERROR(to.Begin());
+  // The source is read in one snapshot, so that a server still writing to
+  // it cannot leave a key without its user in the copy.
+  RAGD_RETURN_IF_ERROR(from.Exec(
+      from.dialect() == Dialect::kPostgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"));
+  if (Status st = to.Begin(); !st.ok()) {
+    (void)from.Rollback();
+    return st;
+  }
   std::vector<std::pair<std::string, int64_t>> counts;
+  Status status;
   for (const TableColumns& t : kTables) {
     Result<int64_t> copied = CopyTable(from, to, t);
     if (!copied.ok()) {
-      (void)to.Rollback();
-      return Status(copied.status().code(),
-                    std::string("copying ") + t.table + ": " + copied.status().message());
+      status = Status(copied.status().code(),
+                      std::string("copying ") + t.table + ": " + copied.status().message());
+      break;
     }
     counts.emplace_back(t.table, *copied);
   }
-  if (Status st = to.Commit(); !st.ok()) {
-    (void)to.Rollback();
-    return st;
-  }
+  if (status.ok()) status = to.Commit();
+  if (!status.ok()) (void)to.Rollback();
+  (void)from.Rollback();  // nothing was written there
+  if (!status.ok()) return status;
   return counts;
 }
 
