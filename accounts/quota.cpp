@@ -1,6 +1,7 @@
 #include "accounts/quota.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -11,6 +12,26 @@
 #include <utility>
 
 namespace ragd::accounts {
+
+// How much of one reservation's usage row has reached the store, and who is
+// told: shared by the reservation and its queued writes, which may outlive it.
+struct RowProgress {
+  std::mutex mu;
+  std::function<void(int64_t, bool)> listener;  // GUARDED_BY(mu)
+  std::atomic<int64_t> tokens{0};               // prompt + completion of the last row written
+
+  // Writer thread, after a write of the row (done or failed: a failure is
+  // logged and the charge holds in memory, so waiting longer helps nobody).
+  void Written(int64_t total, bool final) {
+    tokens.store(total);
+    std::function<void(int64_t, bool)> call;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      call = listener;
+    }
+    if (call) call(total, final);
+  }
+};
 
 // The ledger's shared state; Reservations hold it alive.
 struct QuotaLedger::Core {
@@ -38,8 +59,6 @@ struct QuotaLedger::Core {
   std::deque<std::function<void()>> writes;  // guarded by write_mu
   bool writing = false;                      // guarded by write_mu: a task is running
   bool stopping = false;                     // guarded by write_mu
-  uint64_t posted = 0;                       // guarded by write_mu: tasks posted so far
-  std::atomic<uint64_t> done{0};             // written under write_mu: tasks run so far (in order)
   std::thread writer;
   std::unordered_map<uint64_t, int64_t> row_of;  // writer thread only: reservation serial -> usage row id
   std::atomic<uint64_t> next_serial{1};
@@ -57,23 +76,12 @@ struct QuotaLedger::Core {
     writer = std::thread([this] { WriterLoop(); });
   }
 
-  // Queues `task`; returns its ticket for WaitFor.
-  uint64_t Post(std::function<void()> task) {
-    uint64_t ticket = 0;
+  void Post(std::function<void()> task) {
     {
       std::lock_guard<std::mutex> lock(write_mu);
       writes.push_back(std::move(task));
-      ticket = ++posted;
     }
     write_cv.notify_all();
-    return ticket;
-  }
-
-  // Returns once the task of `ticket` (and every one before it) has run.
-  void WaitFor(uint64_t ticket) {
-    if (done.load() >= ticket) return;  // the usual case mid-answer: no lock taken
-    std::unique_lock<std::mutex> lock(write_mu);
-    write_cv.wait(lock, [&] { return done >= ticket; });
   }
 
   // Returns once everything posted before has been written.
@@ -97,7 +105,6 @@ struct QuotaLedger::Core {
       {
         std::lock_guard<std::mutex> lock(write_mu);
         writing = false;
-        ++done;
       }
       write_cv.notify_all();
     }
@@ -134,7 +141,6 @@ struct QuotaLedger::Core {
       }
       if (last) row_of.erase(it);
     }
-    // Nobody waits for this write: the charge holds in memory regardless.
     if (!written.ok())
       std::fprintf(stderr, "ragd: cannot record %lld tokens of user %lld: %s\n",
                    static_cast<long long>(prompt + completion), static_cast<long long>(user_id),
@@ -177,11 +183,12 @@ struct QuotaLedger::Core {
   }
 
   // Ends a reservation of `reserved` tokens: charges prompt + completion and,
-  // when `record`, posts the usage row (its ticket in `*ticket`). The account
-  // is moved to the current period first, so a reload cannot count the new
-  // row twice.
+  // when `record`, posts the usage row (`progress` hears when it is
+  // written). The account is moved to the current period first, so a reload
+  // cannot count the new row twice.
   Status Finish(uint64_t serial, int64_t user_id, int64_t reserved, int64_t prompt, int64_t completion,
-                const std::string& route, bool record, bool completed, uint64_t* ticket = nullptr) {
+                const std::string& route, bool record, bool completed,
+                std::shared_ptr<RowProgress> progress) {
     std::lock_guard<std::mutex> lock(mu);
     int64_t now = clock->NowSeconds();
     Result<Account*> touched = Touch(user_id, now);
@@ -189,12 +196,12 @@ struct QuotaLedger::Core {
     account.reserved -= reserved;
     account.used += prompt + completion;
     // Posted under mu, after Touch: a reload cannot count this row twice.
-    if (record) {
-      const uint64_t posted_as = Post([this, serial, user_id, route, prompt, completion, now, completed] {
-        WriteRow(serial, user_id, route, prompt, completion, now, completed, /*last=*/true);
-      });
-      if (ticket) *ticket = posted_as;
-    }
+    if (record)
+      Post(
+          [this, serial, user_id, route, prompt, completion, now, completed, progress = std::move(progress)] {
+            WriteRow(serial, user_id, route, prompt, completion, now, completed, /*last=*/true);
+            progress->Written(prompt + completion, /*final=*/true);
+          });
     return touched.status();
   }
 };
@@ -210,8 +217,8 @@ struct Reservation::State {
   std::atomic<int64_t> reported_prompt{0};
   std::atomic<int64_t> reported_completion{0};
   std::atomic<int64_t> checkpointed{0};  // tokens of the last checkpoint posted
-  std::atomic<uint64_t> ticket{0};       // the writer's ticket of that checkpoint
-  uint64_t serial = 0;                   // names the reservation's usage row
+  std::shared_ptr<RowProgress> progress = std::make_shared<RowProgress>();
+  uint64_t serial = 0;  // names the reservation's usage row
   bool active = true;
 };
 
@@ -240,41 +247,37 @@ void Reservation::Report(int64_t prompt_tokens, int64_t completion_tokens) {
   state_->reported_prompt.store(prompt);
   state_->reported_completion.store(completion);
   // A checkpoint at the first report and every kCheckpointTokens / 2 after
-  // it. The caller sends the tokens it reports only after Report returns,
-  // so the row must not fall behind what was sent by kCheckpointTokens:
-  // the first report waits for its row (the prompt is on disk before the
-  // first token goes out), and each later checkpoint waits for the one
-  // before it, which the writer has long written unless the store stalls
-  // (another process's write lock, a slow disk). A stall thus holds the
-  // answers back instead of letting them run ahead of the ledger.
+  // it: while the writer keeps up, a caller that holds back what is more
+  // than kCheckpointTokens - 1 past the row written never has to hold back.
   const int64_t total = prompt + completion;
   int64_t last = state_->checkpointed.load();
   if (total == 0 || (last != 0 && total < last + kCheckpointTokens / 2)) return;
   if (!state_->checkpointed.compare_exchange_strong(last, total)) return;  // another thread took this one
   QuotaLedger::Core* core = state_->core.get();
-  if (last != 0) core->WaitFor(state_->ticket.load());
   const int64_t now = core->clock->NowSeconds();
-  const uint64_t ticket = core->Post([core, serial = state_->serial, user = state_->user_id,
-                                      route = state_->route, prompt, completion, now] {
+  core->Post([core, serial = state_->serial, user = state_->user_id, route = state_->route, prompt,
+              completion, now, progress = state_->progress] {
     core->WriteRow(serial, user, route, prompt, completion, now, /*completed=*/false, /*last=*/false);
+    progress->Written(prompt + completion, /*final=*/false);
   });
-  state_->ticket.store(ticket);
-  if (last == 0) core->WaitFor(ticket);
 }
 
 Status Reservation::Settle(int64_t prompt_tokens, int64_t completion_tokens) {
   if (!active()) return Status::InvalidArgument("reservation already settled or released");
   if (prompt_tokens < 0 || completion_tokens < 0) return Status::InvalidArgument("token counts must be >= 0");
   state_->active = false;
-  uint64_t ticket = 0;
-  Status finished = state_->core->Finish(state_->serial, state_->user_id, state_->tokens, prompt_tokens,
-                                         completion_tokens, state_->route,
-                                         /*record=*/true, /*completed=*/true, &ticket);
-  // The caller tells the client the counts once Settle returns: they are on
-  // disk by then (outside mu, which the writer never needs).
-  state_->core->WaitFor(ticket);
-  return finished;
+  return state_->core->Finish(state_->serial, state_->user_id, state_->tokens, prompt_tokens,
+                              completion_tokens, state_->route,
+                              /*record=*/true, /*completed=*/true, state_->progress);
 }
+
+void Reservation::OnWritten(std::function<void(int64_t tokens, bool final)> listener) {
+  if (!state_) return;
+  std::lock_guard<std::mutex> lock(state_->progress->mu);
+  state_->progress->listener = std::move(listener);
+}
+
+int64_t Reservation::written_tokens() const { return state_ ? state_->progress->tokens.load() : 0; }
 
 Status Reservation::Release() {
   if (!active()) return Status::Ok();
@@ -283,7 +286,7 @@ Status Reservation::Release() {
   int64_t completion = state_->reported_completion.load();
   return state_->core->Finish(state_->serial, state_->user_id, state_->tokens, prompt, completion,
                               state_->route,
-                              /*record=*/prompt + completion > 0, /*completed=*/false);
+                              /*record=*/prompt + completion > 0, /*completed=*/false, state_->progress);
 }
 
 Status Reservation::Resize(int64_t tokens, Refusal* refusal) {

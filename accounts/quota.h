@@ -14,20 +14,19 @@
 // Durability: the usage row of a reservation is written at its first Report()
 // with tokens (the prompt, once it is computed, and the first answer token),
 // updated every kCheckpointTokens / 2 reported tokens after that, and finally
-// at Settle or Release. The rows are written by the ledger's own thread in
-// the order posted, and the reporting thread waits for them only where the
-// guarantee below needs it: the first Report and Settle wait until their row
-// is written (one write: tens of microseconds on a free SQLite, a round trip
-// on PostgreSQL); a later checkpoint waits for the one before it, which the
-// writer has long written unless the store is stalled (another process's
-// write lock, a slow disk, a slow network); Release never waits. A caller
-// that sends tokens only after reporting them, and the final counts only
-// after Settle, therefore never has more than kCheckpointTokens - 1 sent
-// tokens beyond the row in the store: a crash (kill -9) loses at most those,
-// never the prompt of an answer that has begun, and a finished request is
-// charged exactly. The row a crash leaves behind has completed = 0. While the
-// store stays stalled the answers wait with it, until the write succeeds or
-// fails (a failure is logged). Flush() waits for everything posted.
+// at Settle or Release. The rows are written by the ledger's own thread in the
+// order posted; Report, Settle and Release never wait for them (the inference
+// thread calls them). OnWritten tells the reservation's owner, on the
+// ledger's thread, what each write put in the store; written_tokens() says
+// the same. An owner that sends a token only while the tokens sent stay
+// within kCheckpointTokens - 1 of the row written, and the final counts only
+// once the final row is written, therefore never has more than
+// kCheckpointTokens - 1 sent tokens beyond its row in the store: a crash (kill
+// -9) loses at most those, never the prompt of an answer that has begun, and a
+// finished request is charged exactly. While the store stalls (another
+// process's write lock, a slow disk) such an owner holds its answer back and
+// the rest of the server goes on. The row a crash leaves behind has
+// completed = 0. Flush() waits for everything posted.
 //   Embeddings: Reserve(user, input_tokens) then Settle(input_tokens, 0), or
 //   Charge() which does both.
 //
@@ -50,6 +49,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,13 +110,20 @@ class Reservation {
   int64_t tokens() const;  // tokens held (0 when empty)
   int64_t user_id() const;
 
-  // Records the running totals so far (cumulative, not increments). Any thread.
+  // Records the running totals so far (cumulative, not increments). Any
+  // thread; never waits for the store.
   void Report(int64_t prompt_tokens, int64_t completion_tokens);
-  // Charges the real counts and returns the rest, once the ledger's thread
-  // has written the usage row (a failure there is logged: the charge still
-  // holds in memory). InvalidArgument for negative counts or when no longer
-  // active.
+  // Charges the real counts and returns the rest; the usage row follows on
+  // the ledger's thread (a failure there is logged: the charge still holds in
+  // memory). InvalidArgument for negative counts or when no longer active.
   Status Settle(int64_t prompt_tokens, int64_t completion_tokens);
+  // `listener(tokens, final)` runs on the ledger's thread after each write of
+  // this reservation's row (done or failed), with the prompt + completion
+  // tokens it holds; `final` for the row of Settle or Release. It must not
+  // call back into the ledger's writes (Flush) and should be quick.
+  void OnWritten(std::function<void(int64_t tokens, bool final)> listener);
+  // Prompt + completion tokens in the row as last written (0 before the first write).
+  int64_t written_tokens() const;
   // Charges what was reported and returns the rest. Ok when not active.
   Status Release();
   // Holds `tokens` instead of tokens(): a reservation made on an estimate

@@ -27,9 +27,10 @@ void Admission::Report(int64_t prompt_tokens, int64_t completion_tokens) {
   reservation_.Report(prompt_tokens, completion_tokens);
 }
 
-void Admission::Settle(int64_t prompt_tokens, int64_t completion_tokens, bool completed) {
+bool Admission::Settle(int64_t prompt_tokens, int64_t completion_tokens, bool completed) {
+  bool final_row = false;
   if (completed) {
-    reservation_.Settle(prompt_tokens, completion_tokens);
+    final_row = reservation_.Settle(prompt_tokens, completion_tokens).ok();
   } else {
     reservation_.Report(prompt_tokens, completion_tokens);
     reservation_.Release();
@@ -37,6 +38,7 @@ void Admission::Settle(int64_t prompt_tokens, int64_t completion_tokens, bool co
   const int64_t unused = budget_ - prompt_tokens - completion_tokens;
   if (unused > 0 && limiter_ != nullptr) limiter_->Refund(user_id_, unused);
   Leave();
+  return final_row;
 }
 
 void Admission::Cancel() {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -46,8 +47,15 @@ class Admission {
   // Charges the real counts; what was held but not spent goes back to the
   // quota and to the rate-limit bucket. An unfinished request (`completed`
   // false: error, cancel) is charged all the same but not counted as a
-  // successful answer.
-  void Settle(int64_t prompt_tokens, int64_t completion_tokens, bool completed);
+  // successful answer. True when a completed request's final usage row is on
+  // its way to the store (OnWritten hears it with final = true).
+  bool Settle(int64_t prompt_tokens, int64_t completion_tokens, bool completed);
+  // The quota reservation's row writes (accounts/quota.h: Reservation::OnWritten).
+  void OnWritten(std::function<void(int64_t tokens, bool final)> listener) {
+    reservation_.OnWritten(std::move(listener));
+  }
+  int64_t written_tokens() const { return reservation_.written_tokens(); }
+  bool records_usage() const { return reservation_.active(); }  // a reservation whose rows are written
   // Gives everything back: the request never ran.
   void Cancel();
 

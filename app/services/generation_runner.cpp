@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <span>
 
@@ -58,7 +60,6 @@ struct RunState {
   std::string request_id;
   Reply reply;            // what the wire format writes; reply.text is the answer so far, as sent
   std::string generated;  // the model's text so far (before attribution)
-  int64_t completion_tokens = 0;
   Clock::time_point start, first_token, last_token;
   bool got_first = false;
   std::mutex mu;  // held by the submitting thread until `response` is set up
@@ -165,7 +166,6 @@ struct RunState {
   void Complete(const inference::SchedulerEvent& ev, Clock::time_point now) {
     const bool cancelled = ev.finish_reason == inference::FinishReason::kCancelled;
     const std::string finish = cancelled ? "cancelled" : FinishName(ev.finish_reason);
-    admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, !cancelled);
     ctx->metrics.CountGeneration(plan.llm->id, finish, ev.stats.prompt_tokens, ev.stats.completion_tokens,
                                  got_first ? Seconds(start, first_token) : -1, Seconds(start, now),
                                  ev.stats.queue_ms / 1000.0);
@@ -173,10 +173,73 @@ struct RunState {
     if (plan.on_finished) reply.extra = plan.on_finished(reply, finish);
     if (cancelled) {
       response->End();
-    } else if (plan.stream) {
-      FinishStream(End(finish, ev.stats));
+      StopListening();
+    } else if (awaits_final_row && !final_row_written) {  // the counts go out once they are in the store
+      end_pending = End(finish, ev.stats);
     } else {
-      response->Send(JsonResponse(200, plan.format->Body(reply, End(finish, ev.stats))));
+      SendEnd(End(finish, ev.stats));
+    }
+  }
+
+  void SendEnd(const ReplyEnd& end) {
+    if (plan.stream) {
+      FinishStream(end);
+    } else {
+      response->Send(JsonResponse(200, plan.format->Body(reply, end)));
+    }
+    StopListening();
+  }
+
+  // The ledger's listener holds this state alive while an answer waits for
+  // its rows; the response has ended, so that cycle ends here.
+  void StopListening() { admission.OnWritten({}); }
+
+  // Holding back, so that a kill -9 never leaves the ledger more than
+  // kCheckpointTokens - 1 tokens short of what the client received
+  // (accounts/quota.h, Durability): the first token goes out once the
+  // prompt's row is written, a later one only while prompt + tokens sent
+  // stay within that of the usage row written, and the final
+  // counts only once the final row is written. The writes are the ledger's
+  // thread's; while they keep up (nearly always) only the first token waits,
+  // for the prompt's row. Events that must wait are kept here in order and
+  // sent from the ledger's thread when it writes; the inference thread never
+  // waits for the store. All under mu.
+  std::deque<inference::SchedulerEvent> held;
+  bool accounted = false;          // the admission writes usage rows (set before the generation starts)
+  int64_t completion_tokens = 0;   // tokens generated (the inference thread's count)
+  int64_t tokens_sent = 0;         // token events let through
+  int64_t row_tokens = 0;          // prompt + completion in the row as last written
+  bool awaits_final_row = false;   // settled with a final row to come
+  bool final_row_written = false;  // ... and it is written
+  std::optional<ReplyEnd> end_pending;
+
+  bool MaySendToken() const {
+    if (!accounted || final_row_written) return true;
+    if (row_tokens == 0) return false;  // the prompt's row first: a begun answer never loses its prompt
+    const int64_t prompt = static_cast<int64_t>(plan.request.prompt.size());
+    return prompt + tokens_sent + 1 <= row_tokens + accounts::kCheckpointTokens - 1;
+  }
+
+  // Sends what may go out now, in order.
+  void ReleaseHeld(const std::shared_ptr<RunState>& self) {
+    while (!held.empty()) {
+      if (held.front().kind == inference::SchedulerEvent::Kind::kToken && !MaySendToken()) return;
+      const inference::SchedulerEvent ev = std::move(held.front());
+      held.pop_front();
+      Process(self, ev, Clock::now());
+    }
+  }
+
+  // The ledger's thread, after a write of this request's usage row.
+  void OnRowWritten(const std::shared_ptr<RunState>& self, int64_t tokens, bool final) {
+    std::lock_guard<std::mutex> lock(mu);
+    row_tokens = std::max(row_tokens, tokens);
+    if (final) final_row_written = true;
+    ReleaseHeld(self);
+    if (final_row_written && end_pending) {
+      const ReplyEnd end = std::move(*end_pending);
+      end_pending.reset();
+      SendEnd(end);
     }
   }
 
@@ -215,14 +278,43 @@ struct RunState {
     Complete(ev, now);
   }
 
-  // Called on the inference thread; false cancels the generation.
+  // Called on the inference thread; false cancels the generation. The
+  // ledger hears of every event at once; what the client gets may wait (see
+  // ReleaseHeld).
   bool OnEvent(const std::shared_ptr<RunState>& self, const inference::SchedulerEvent& ev) {
+    // The ledger first and outside mu: settling in a new quota period waits
+    // for the ledger's thread, which may be waiting for mu to deliver this
+    // request's row (OnRowWritten).
+    bool final_row = false;
+    switch (ev.kind) {
+      case inference::SchedulerEvent::Kind::kToken:
+        ++completion_tokens;
+        admission.Report(static_cast<int64_t>(plan.request.prompt.size()), completion_tokens);
+        break;
+      case inference::SchedulerEvent::Kind::kDone:
+        final_row = admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens,
+                                     ev.finish_reason != inference::FinishReason::kCancelled);
+        break;
+      case inference::SchedulerEvent::Kind::kError:
+        admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, false);
+        break;
+    }
     std::lock_guard<std::mutex> lock(mu);
-    const auto now = Clock::now();
+    if (ev.kind == inference::SchedulerEvent::Kind::kDone) {
+      awaits_final_row = final_row;
+      if (!final_row) accounted = false;  // no row to wait for: nothing more to hold back
+    }
+    held.push_back(ev);
+    ReleaseHeld(self);
+    return ev.kind != inference::SchedulerEvent::Kind::kToken || !response->cancelled();
+  }
+
+  // One event, in the order generated, once it may go out. Under mu.
+  void Process(const std::shared_ptr<RunState>& self, const inference::SchedulerEvent& ev,
+               Clock::time_point now) {
     switch (ev.kind) {
       case inference::SchedulerEvent::Kind::kToken: {
-        ++completion_tokens;
-        admission.Report(plan.request.prompt.size(), completion_tokens);
+        ++tokens_sent;
         if (!got_first) {
           got_first = true;
           first_token = now;
@@ -240,18 +332,17 @@ struct RunState {
         } else if (!delta.empty()) {
           ctx->attribution->Post([self, text = std::string(delta)] { self->Attribute(text); });
         }
-        return !response->cancelled();
+        return;
       }
       case inference::SchedulerEvent::Kind::kDone: {
         if (!Attributed()) {
           Complete(ev, now);
-          return true;
+          return;
         }
         ctx->attribution->Post([self, ev, now] { self->FinishAttributed(ev, now); });
-        return true;
+        return;
       }
       case inference::SchedulerEvent::Kind::kError: {
-        admission.Settle(ev.stats.prompt_tokens, ev.stats.completion_tokens, false);
         ctx->metrics.CountGeneration(plan.llm->id, "error", ev.stats.prompt_tokens,
                                      ev.stats.completion_tokens, -1, Seconds(start, now), 0);
         Record(HttpStatusFor(ev.error.code()), "error", ev.stats, now);
@@ -268,10 +359,10 @@ struct RunState {
         } else {
           response->Send(ErrorResponse(ev.error));
         }
-        return true;
+        StopListening();
+        return;
       }
     }
-    return true;
   }
 };
 
@@ -445,6 +536,10 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
   state->plan = std::move(plan);
   state->reply.sources = &state->plan.sources;
 
+  state->accounted = state->admission.records_usage();
+  state->admission.OnWritten(
+      [state](int64_t tokens, bool final) { state->OnRowWritten(state, tokens, final); });
+
   // The callback waits on state->mu until the response below is ready.
   std::unique_lock<std::mutex> lock(state->mu);
   // The sources are embedded for the attribution while the prompt is computed.
@@ -453,6 +548,7 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
       state->plan.request,
       [state](const inference::SchedulerEvent& ev) { return state->OnEvent(state, ev); });
   if (!ticket.ok()) {
+    state->StopListening();
     state->admission.Cancel();
     HttpResponse r = ErrorResponse(ticket.status());
     if (ticket.status().code() == StatusCode::kUnavailable) r.headers.push_back({"Retry-After", "2"});

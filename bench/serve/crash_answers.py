@@ -5,12 +5,13 @@ after every restart the usage rows in app.db are held against what each
 client saw streamed.
 
 The ledger's settle points (accounts/quota.h): a request's usage row is
-written at its first Report() (the prompt and the first answer token; the
-token is sent only once the row is on disk), again every kCheckpointTokens
-/ 2 (16) reported tokens, and at Settle (before the usage chunk is sent) or
-Release; a checkpoint waits for the one before it when the ledger's writer
-has fallen behind. A kill may therefore lose at most kCheckpointTokens - 1
-(31) tokens that were sent, and nothing of a finished request.
+written at its first Report() (the prompt and the first answer token), again
+every kCheckpointTokens / 2 (16) reported tokens, and at Settle or Release,
+by the ledger's own thread; the answer is held back (generation_runner.cpp)
+so that no token goes out while it would be more than kCheckpointTokens - 1
+(31) past the row written, and the usage chunk only once the final row is
+written. A kill may therefore lose at most 31 tokens that were sent, and
+nothing of a finished request.
 
 Each of --streams clients has its own user (made with `ragd user create`),
 so the rows of one client are the rows of its user, in the order of its

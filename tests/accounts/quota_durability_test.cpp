@@ -1,7 +1,8 @@
 // The quota ledger's usage rows: written by the ledger's own thread (a
-// report or settle waits on SQLite only when the writer has fallen behind),
-// and checkpointed while a request runs, so a crash (a real SIGKILL of a
-// child process here) loses at most the tokens since the last checkpoint.
+// report or settle never waits for the store; the reservation's owner hears
+// each row once it is written), and checkpointed while a request runs, so a
+// crash (a real SIGKILL of a child process here) loses at most the tokens
+// since the last checkpoint.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,8 +11,11 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "accounts/db.h"
 #include "test_support.h"
@@ -63,36 +67,29 @@ struct LedgerOnStore {
   std::unique_ptr<QuotaLedger> ledger;
 };
 
-TEST_P(QuotaDurability, ReportWaitsForTheDatabaseOnlyWhenTheLedgerIsBehind) {
+TEST_P(QuotaDurability, ReportAndSettleNeverWaitForAHeldDatabase) {
   LedgerOnStore f(store(), "patient");
   ASSERT_TRUE(f.ledger);
   auto reservation = f.ledger->Reserve(f.user, 100, "/v1/completions");
   ASSERT_TRUE(reservation.ok());
-  reservation->Report(10, 1);  // the first row: written before the first token goes out
   {
     // Another writer holds the database (a slow disk, a long transaction):
-    // a checkpoint whose predecessor is on disk does not wait for it, so
-    // the inference thread goes on.
+    // the inference thread reports and settles all the same.
     auto busy = f.db->Lock();
-    auto reported = std::async(std::launch::async, [&] { reservation->Report(10, 17); });
-    const bool returned = reported.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-    busy.unlock();
-    ASSERT_TRUE(returned) << "a checkpoint waited for the database lock";
-  }
-  {
-    // Settle returns with its row on disk: the client is told the counts
-    // only after it, and a crash then keeps them exactly.
-    auto busy = f.db->Lock();
-    auto settled = std::async(std::launch::async, [&] {
-      const bool ok = reservation->Settle(10, 20).ok();
-      return std::make_pair(ok, f.RowTokens());
+    auto run = std::async(std::launch::async, [&] {
+      reservation->Report(10, 1);
+      reservation->Report(10, 17);
+      return reservation->Settle(10, 20).ok();
     });
-    settled.wait_for(std::chrono::milliseconds(200));  // Settle runs into the held database
+    const bool returned = run.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    EXPECT_EQ(reservation->written_tokens(), 0);  // nothing could be written yet
     busy.unlock();
-    const auto [ok, on_disk] = settled.get();
-    EXPECT_TRUE(ok);
-    EXPECT_EQ(on_disk, 30);
+    ASSERT_TRUE(returned) << "the ledger waited for the database lock";
+    EXPECT_TRUE(run.get());
   }
+  f.ledger->Flush();
+  EXPECT_EQ(f.RowTokens(), 30);
+  EXPECT_EQ(reservation->written_tokens(), 30);
   EXPECT_EQ(f.ledger->GetStatus(f.user)->used, 30);
   auto days = f.ledger->DailyUsage(f.user.id, 0);
   ASSERT_TRUE(days.ok());
@@ -145,42 +142,46 @@ TEST_P(QuotaDurability, ACrashKeepsTheTokensUpToTheLastCheckpoint) {
   EXPECT_EQ((*days)[0].successful_answers, 0);  // it never finished
 }
 
-TEST_P(QuotaDurability, AnAnswerNeverRunsAheadOfItsRowByACheckpointWhenTheDatabaseStalls) {
+// What generation_runner relies on to hold an answer back: the owner hears
+// each row only once a second connection (a restarted server) can read it,
+// in order, the last one marked final with the settled counts.
+TEST_P(QuotaDurability, TheOwnerHearsEachRowOnceItIsInTheStore) {
   LedgerOnStore f(store(), "stalled");
   ASSERT_TRUE(f.ledger);
   auto r = f.ledger->Reserve(f.user, 1000, "/v1/chat/completions");
   ASSERT_TRUE(r.ok());
+  struct Heard {
+    int64_t tokens, on_disk;
+    bool final;
+  };
+  std::mutex mu;
+  std::vector<Heard> heard;
+  r->OnWritten([&](int64_t tokens, bool final) {
+    const int64_t on_disk = f.RowTokens();
+    std::lock_guard<std::mutex> lock(mu);
+    heard.push_back({tokens, on_disk, final});
+  });
   {
-    // The database is held (another process's transaction, a slow disk)
-    // when the first token comes: the prompt's row is on disk before
-    // Report returns, i.e. before the token is sent.
-    auto busy = f.db->Lock();
-    auto first = std::async(std::launch::async, [&] {
-      r->Report(100, 1);
-      return f.RowTokens();
-    });
-    first.wait_for(std::chrono::milliseconds(200));  // the reporter runs into the held database
-    busy.unlock();
-    EXPECT_EQ(first.get(), 101);
-  }
-  {
-    // Held again mid-answer: Report holds the answer back rather than
-    // letting it run kCheckpointTokens past what is on disk.
-    auto busy = f.db->Lock();
-    auto rest = std::async(std::launch::async, [&] {
-      for (int64_t completion = 2; completion <= 100; ++completion) {
-        r->Report(100, completion);
-        if (f.RowTokens() < 100 + completion - (kCheckpointTokens - 1)) return completion;
-      }
-      return int64_t{0};
-    });
-    rest.wait_for(std::chrono::milliseconds(200));
-    busy.unlock();
-    EXPECT_EQ(rest.get(), 0) << "the answer ran ahead of its row at this many tokens";
+    auto busy = f.db->Lock();  // held while the whole answer is generated
+    for (int64_t completion = 1; completion <= 100; ++completion) r->Report(100, completion);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_TRUE(heard.empty()) << "a row was announced before it could be written";
   }
   ASSERT_TRUE(r->Settle(100, 100).ok());
   f.ledger->Flush();
-  EXPECT_EQ(f.RowTokens(), 200);
+  std::lock_guard<std::mutex> lock(mu);
+  // Checkpoints at 101 (the first token) and every kCheckpointTokens / 2
+  // after it, then the final row.
+  ASSERT_GE(heard.size(), 3u);
+  EXPECT_EQ(heard.front().tokens, 101);
+  for (size_t i = 0; i < heard.size(); ++i) {
+    EXPECT_EQ(heard[i].on_disk, heard[i].tokens) << "row " << i;
+    if (i > 0 && !heard[i].final) EXPECT_EQ(heard[i].tokens - heard[i - 1].tokens, kCheckpointTokens / 2);
+    EXPECT_EQ(heard[i].final, i + 1 == heard.size());
+  }
+  EXPECT_EQ(heard.back().tokens, 200);
+  EXPECT_EQ(r->written_tokens(), 200);
 }
 
 TEST_P(QuotaDurability, ARequestReleasedBeforeAnyTokenLeavesNoRow) {

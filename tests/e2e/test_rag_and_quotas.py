@@ -201,3 +201,49 @@ def test_malformed_and_oversized_bodies_are_4xx(server):
     r = requests.post(server.url + "/v1/ask", headers=h, data=big, timeout=60)
     assert r.status_code == 413 and r.json()["error"]["type"] == "invalid_request_error"
     assert requests.get(server.url + "/healthz", timeout=10).status_code == 200
+
+
+def test_an_answer_waits_for_its_usage_row_while_the_database_is_held(server):
+    """The ledger's rows are written by its own thread and the answer is held
+    back until the prompt's row is in app.db (accounts/quota.h, Durability):
+    while another process holds app.db's write lock no token goes out, the
+    server keeps answering, and the stream goes on once the lock is gone."""
+    import os
+    import sqlite3
+    import threading
+    key = make_user(server, "heldback")
+    holder = sqlite3.connect(os.path.join(server.data_dir, "app.db"), timeout=10, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    released_at = []
+    got = {}
+
+    def stream():
+        r = requests.post(server.url + "/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                          stream=True, timeout=60,
+                          json={"messages": [{"role": "user", "content": "Count to twenty."}],
+                                "max_tokens": 24, "stream": True, "stream_options": {"include_usage": True}})
+        for line in r.iter_lines(decode_unicode=True):
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if chunk["choices"] and chunk["choices"][0]["delta"].get("content") and "first" not in got:
+                got["first"] = time.monotonic()
+            if chunk.get("usage"):
+                got["usage"] = chunk["usage"]
+
+    t = threading.Thread(target=stream)
+    t.start()
+    time.sleep(1.5)
+    assert "first" not in got, "a token went out before its usage row could be written"
+    assert requests.get(server.url + "/healthz", timeout=5).status_code == 200
+    released_at.append(time.monotonic())
+    holder.execute("ROLLBACK")
+    holder.close()
+    t.join(60)
+    assert got.get("first", 0) >= released_at[0] and got["usage"]["completion_tokens"] > 0, got
+    # The finished answer's row holds exactly what its usage chunk said.
+    db = sqlite3.connect(os.path.join(server.data_dir, "app.db"))
+    rows = db.execute("SELECT u.prompt_tokens, u.completion_tokens, u.completed FROM usage u "
+                      "JOIN users s ON s.id = u.user_id WHERE s.username = 'heldback'").fetchall()
+    db.close()
+    assert rows == [(got["usage"]["prompt_tokens"], got["usage"]["completion_tokens"], 1)], rows
