@@ -177,7 +177,9 @@ TEST_P(QuotaDurability, TheOwnerHearsEachRowOnceItIsInTheStore) {
   EXPECT_EQ(heard.front().tokens, 101);
   for (size_t i = 0; i < heard.size(); ++i) {
     EXPECT_EQ(heard[i].on_disk, heard[i].tokens) << "row " << i;
-    if (i > 0 && !heard[i].final) EXPECT_EQ(heard[i].tokens - heard[i - 1].tokens, kCheckpointTokens / 2);
+    if (i > 0 && !heard[i].final) {
+      EXPECT_EQ(heard[i].tokens - heard[i - 1].tokens, kCheckpointTokens / 2);
+    }
     EXPECT_EQ(heard[i].final, i + 1 == heard.size());
   }
   EXPECT_EQ(heard.back().tokens, 200);
