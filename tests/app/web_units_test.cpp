@@ -2,6 +2,9 @@
 // parsing, multipart parsing, JSON field validation, metrics rendering.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include "app/http/json_request.h"
 #include "app/http/multipart.h"
 #include "app/ops/metrics.h"
@@ -97,6 +100,44 @@ TEST(RagAnswerTest, AbstentionSpeaksTheQuestionsLanguage) {
   EXPECT_EQ(AbstentionText("¿Cuál es el puerto por defecto?"), "Los documentos no lo dicen.");
   EXPECT_EQ(AbstentionText("Welcher Port ist der Standard?"), "Die Dokumente sagen dazu nichts.");
   EXPECT_EQ(AbstentionText("xyzzy"), "The documents do not say.");
+}
+
+// "por" is Spanish and Portuguese alike: "Quantos tokens ... por dia por
+// padrão?" was taken for Spanish and answered in Spanish.
+TEST(RagAnswerTest, QuestionLanguageOfSharedWords) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"Quantos tokens cada usuário pode gastar por dia por padrão?", "pt"},
+      {"Por que o servidor demora para responder?", "pt"},
+      {"Onde ficam os arquivos enviados?", "pt"},
+      {"Você pode listar os formatos aceitos?", "pt"},
+      {"¿Por qué tarda el servidor en responder?", "es"},
+      {"¿Cuántos tokens puede gastar cada usuario por día?", "es"},
+      {"¿Dónde se guardan los archivos subidos?", "es"},
+      {"Combien de jetons chaque utilisateur peut-il dépenser par jour ?", "fr"},
+      {"Wie viele Tokens darf jeder Benutzer pro Tag ausgeben?", "de"},
+      {"How many tokens may each user spend per day?", "en"},
+  };
+  for (const auto& [question, code] : cases)
+    EXPECT_STREQ(DetectQuestionLanguage(question).code, code) << question;
+}
+
+// Every question of the labelled evaluation set is taken for its labelled language.
+TEST(RagAnswerTest, QuestionLanguageOfTheEvaluationSet) {
+  const char* root = std::getenv("RAGD_SOURCE_DIR");
+  ASSERT_NE(root, nullptr);
+  std::ifstream in(std::string(root) + "/tests/data/rag_eval.jsonl");
+  ASSERT_TRUE(in.good());
+  int checked = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    const Json q = Json::parse(line);
+    const std::string id = q.at("id").get<std::string>();
+    const std::string question = q.at("question").get<std::string>();
+    EXPECT_EQ(DetectQuestionLanguage(question).code, q.at("lang").get<std::string>())
+        << id << ": " << question;
+    ++checked;
+  }
+  EXPECT_GE(checked, 60);
 }
 
 TEST(RagAnswerTest, ShortFollowUpsAreSearchedWithThePreviousQuestion) {
