@@ -197,16 +197,16 @@ struct RunState {
   // Holding back, so that a kill -9 never leaves the ledger more than
   // kCheckpointTokens - 1 tokens short of what the client received
   // (accounts/quota.h, Durability): the first token goes out once the
-  // prompt's row is written, a later one only while prompt + tokens sent
-  // stay within that of the usage row written, and the final
-  // counts only once the final row is written. The writes are the ledger's
-  // thread's; while they keep up (nearly always) only the first token waits,
-  // for the prompt's row. Events that must wait are kept here in order and
-  // sent from the ledger's thread when it writes; the inference thread never
-  // waits for the store. All under mu.
+  // prompt's row is written, a later one only while prompt + tokens sent stay
+  // within that of the row written, and the final counts only once the final
+  // row is written. The writes are the ledger's thread's; while they keep up
+  // (nearly always) only the first token waits, for the prompt's row. Events
+  // that must wait are kept here in order and sent from the ledger's thread
+  // when it writes; the inference thread never waits for the store. Under
+  // mu, except completion_tokens, which only the inference thread touches.
   std::deque<inference::SchedulerEvent> held;
   bool accounted = false;          // the admission writes usage rows (set before the generation starts)
-  int64_t completion_tokens = 0;   // tokens generated (the inference thread's count)
+  int64_t completion_tokens = 0;   // tokens generated
   int64_t tokens_sent = 0;         // token events let through
   int64_t row_tokens = 0;          // prompt + completion in the row as last written
   bool awaits_final_row = false;   // settled with a final row to come
