@@ -25,8 +25,9 @@ Json ModelsJson(const AppContext& ctx) {
   return models;
 }
 
-// Per language model: admitted and waiting generations, KV-cache use (local
-// models only; a pool's cache lives on its upstream servers).
+// Per language model: waiting generations (the generator's count, a local
+// model's scheduler gauge or a pool's queue), and for local models the
+// admitted ones and KV-cache use (a pool's cache lives on its upstreams).
 Json LoadJson(const AppContext& ctx) {
   Json llms = Json::array();
   for (const auto& m : ctx.llms) {
@@ -34,7 +35,6 @@ Json LoadJson(const AppContext& ctx) {
     if (m->scheduler) {
       const inference::SchedulerGauges g = m->scheduler->gauges();
       j["running"] = g.running;
-      j["waiting"] = g.waiting;
       j["kv_cache_bytes"] = g.kv_bytes;
       j["kv_cache_budget_bytes"] = g.kv_budget_bytes;
       j["kv_cache_usage_ratio"] =

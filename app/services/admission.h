@@ -54,7 +54,6 @@ class Admission {
   void OnWritten(std::function<void(int64_t tokens, bool final)> listener) {
     reservation_.OnWritten(std::move(listener));
   }
-  int64_t written_tokens() const { return reservation_.written_tokens(); }
   bool records_usage() const { return reservation_.active(); }  // a reservation whose rows are written
   // Gives everything back: the request never ran.
   void Cancel();
