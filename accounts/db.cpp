@@ -31,10 +31,13 @@ namespace {
 // sessions   token_hash is BLAKE2b-256 of the session token; a session is
 //            valid while now < expires_at (sliding, capped at created_at +
 //            the maximum lifetime; see sessions.h).
-// usage      one row per settled request: the tokens actually charged. The
-//            used budget of a period is SUM(prompt+completion) over its rows.
+// usage      one row per request: the tokens actually charged. The used
+//            budget of a period is SUM(prompt+completion) over its rows.
 //            completed (v2) is 1 when the request finished normally (Settle),
 //            0 when it was released unfinished (error, cancel, client gone).
+//            held (v4) is the reservation of a request still running (0 once
+//            it ended), counted while now < held_until (quota.h, Leases); a
+//            row is inserted with the reservation, before any token.
 // conversations (v3) the chat page's conversations of one user; title ''
 //            until the first question names it (conversations.h).
 // messages   (v3) the turns of a conversation, in id order (AUTOINCREMENT:
@@ -188,6 +191,12 @@ CREATE TABLE feedback (
   UNIQUE (user_id, message_id)
 );
 )sql"},
+    {R"sql(
+ALTER TABLE usage ADD COLUMN held BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN held_until BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX usage_holds ON usage(user_id, held_until) WHERE held > 0;
+)sql",
+     nullptr},
 };
 
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
@@ -211,7 +220,8 @@ const TableColumns kTables[] = {
     {"users", "id, username, role, password_hash, token_quota, created_at, disabled", "itttiii", true},
     {"api_keys", "id, user_id, key_hash, prefix, name, created_at", "iibtti", true},
     {"sessions", "token_hash, user_id, created_at, expires_at", "biii", false},
-    {"usage", "id, user_id, route, prompt_tokens, completion_tokens, created_at, completed", "iitiiii", true},
+    {"usage", "id, user_id, route, prompt_tokens, completion_tokens, created_at, completed, held, held_until",
+     "iitiiiiii", true},
     {"conversations", "id, user_id, title, created_at, updated_at", "iitii", true},
     {"messages", "id, conversation_id, role, content, details, created_at", "iittti", true},
     {"feedback", "id, user_id, message_id, rating, comment, question, answer, details, created_at",

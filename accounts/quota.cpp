@@ -2,14 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace ragd::accounts {
 
@@ -35,33 +37,26 @@ struct RowProgress {
 
 // The ledger's shared state; Reservations hold it alive.
 struct QuotaLedger::Core {
-  struct Account {
-    int64_t period_start = -1;  // period that `used` belongs to; -1 = not loaded
-    int64_t used = 0;           // tokens charged in that period
-    int64_t reserved = 0;       // tokens held by open reservations (any period)
-  };
-
   std::shared_ptr<Db> db;
   const Clock* clock = nullptr;
   QuotaOptions options;
 
-  std::mutex mu;                                  // taken before the Db lock, never after
-  std::unordered_map<int64_t, Account> accounts;  // guarded by mu
+  // The usage rows of this ledger's open reservations, whose holds it renews.
+  std::mutex holds_mu;               // a leaf: nothing is taken while it is held
+  std::unordered_set<int64_t> open;  // guarded by holds_mu
+  int64_t renewed_at = 0;            // guarded by holds_mu: clock seconds of the last renewal
 
   // The usage rows are written by one thread of the ledger's own, in the
   // order posted, never by the thread that reports or settles (the
-  // inference thread must not wait on the store while the writer keeps up). A
-  // reservation's row is written at its first checkpoint and updated at
-  // each later one and at the end; see Reservation::Report for when a
-  // reporter waits for them.
+  // inference thread must not wait on the store while the writer keeps up).
+  // The same thread renews the holds while nothing else is to be written.
   std::mutex write_mu;
   std::condition_variable write_cv;
   std::deque<std::function<void()>> writes;  // guarded by write_mu
-  bool writing = false;                      // guarded by write_mu: a task is running
+  uint64_t posted = 0;                       // guarded by write_mu: tasks ever posted
+  uint64_t done = 0;                         // guarded by write_mu: tasks finished, in order
   bool stopping = false;                     // guarded by write_mu
   std::thread writer;
-  std::unordered_map<uint64_t, int64_t> row_of;  // writer thread only: reservation serial -> usage row id
-  std::atomic<uint64_t> next_serial{1};
 
   ~Core() {
     {
@@ -80,66 +75,94 @@ struct QuotaLedger::Core {
     {
       std::lock_guard<std::mutex> lock(write_mu);
       writes.push_back(std::move(task));
+      ++posted;
     }
     write_cv.notify_all();
   }
 
-  // Returns once everything posted before has been written.
+  // Returns once everything posted before the call has been written (later
+  // posts do not keep it waiting).
   void Flush() {
     std::unique_lock<std::mutex> lock(write_mu);
-    write_cv.wait(lock, [&] { return writes.empty() && !writing; });
+    const uint64_t target = posted;
+    write_cv.wait(lock, [&] { return done >= target; });
   }
 
   void WriterLoop() {
+    // Renewals go by the wall clock: a ledger busy writing still renews.
+    const auto renew_every = std::chrono::seconds(kHoldLeaseSeconds / 3);
+    auto next_renewal = std::chrono::steady_clock::now() + renew_every;
     for (;;) {
       std::function<void()> task;
       {
         std::unique_lock<std::mutex> lock(write_mu);
-        write_cv.wait(lock, [&] { return stopping || !writes.empty(); });
-        if (writes.empty()) return;  // stopping, and everything written
-        task = std::move(writes.front());
-        writes.pop_front();
-        writing = true;
+        write_cv.wait_until(lock, next_renewal, [&] { return stopping || !writes.empty(); });
+        if (writes.empty() && stopping) return;  // everything written
+        if (!writes.empty()) {
+          task = std::move(writes.front());
+          writes.pop_front();
+        }
       }
-      task();
-      {
-        std::lock_guard<std::mutex> lock(write_mu);
-        writing = false;
+      if (task) {
+        task();
+        {
+          std::lock_guard<std::mutex> lock(write_mu);
+          ++done;
+        }
+        write_cv.notify_all();
       }
-      write_cv.notify_all();
+      if (std::chrono::steady_clock::now() >= next_renewal) {
+        auto db_lock = db->Lock();
+        RenewHolds(clock->NowSeconds(), /*only_if_due=*/false);
+        next_renewal = std::chrono::steady_clock::now() + renew_every;
+      }
     }
   }
 
-  // Writer thread: the row of reservation `serial` with these totals,
-  // inserted at its first write and updated afterwards; `last` ends it.
-  void WriteRow(uint64_t serial, int64_t user_id, const std::string& route, int64_t prompt,
-                int64_t completion, int64_t time, bool completed, bool last) {
+  // Moves the lease of this ledger's open holds to `now` + kHoldLeaseSeconds;
+  // `only_if_due`: unless that was done within the last third of a lease.
+  // Caller holds the Db lock.
+  void RenewHolds(int64_t now, bool only_if_due) {
+    std::vector<int64_t> rows;
+    {
+      std::lock_guard<std::mutex> lock(holds_mu);
+      if (only_if_due && now >= renewed_at && now < renewed_at + kHoldLeaseSeconds / 3) return;
+      renewed_at = now;
+      rows.assign(open.begin(), open.end());
+    }
+    for (int64_t row : rows) {
+      Result<Statement> renew = db->Prepare("UPDATE usage SET held_until = ? WHERE id = ? AND held > 0");
+      Status st = renew.status();
+      if (renew.ok()) {
+        renew->Bind(1, now + kHoldLeaseSeconds).Bind(2, row);
+        st = renew->Run();
+      }
+      if (!st.ok()) {
+        std::fprintf(stderr, "ragd: cannot renew the quota holds: %s\n", st.message().c_str());
+        return;
+      }
+    }
+  }
+
+  // Writer thread: the totals of the row of a reservation; `last` ends its
+  // hold, otherwise its lease moves on.
+  void WriteRow(int64_t row, int64_t user_id, int64_t prompt, int64_t completion, int64_t time,
+                bool completed, bool last) {
     auto lock = db->Lock();
-    auto it = row_of.find(serial);
-    Status written;
-    if (it == row_of.end()) {
-      Result<Statement> insert = db->Prepare(
-          "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at, completed) "
-          "VALUES (?, ?, ?, ?, ?, ?) RETURNING id");
-      written = insert.status();
-      if (insert.ok()) {
-        insert->Bind(1, user_id).Bind(2, route).Bind(3, prompt).Bind(4, completion).Bind(5, time);
-        insert->Bind(6, int64_t{completed ? 1 : 0});
-        Result<bool> row = insert->Step();
-        written = row.status();
-        if (row.ok() && *row && !last) row_of[serial] = insert->ColumnInt(0);
+    Result<Statement> update = db->Prepare(
+        last ? "UPDATE usage SET prompt_tokens = ?, completion_tokens = ?, created_at = ?, completed = ?, "
+               "held = 0, held_until = 0 WHERE id = ?"
+             : "UPDATE usage SET prompt_tokens = ?, completion_tokens = ?, created_at = ?, completed = ?, "
+               "held_until = ? WHERE id = ?");
+    Status written = update.status();
+    if (update.ok()) {
+      update->Bind(1, prompt).Bind(2, completion).Bind(3, time).Bind(4, int64_t{completed ? 1 : 0});
+      if (last) {
+        update->Bind(5, row);
+      } else {
+        update->Bind(5, time + kHoldLeaseSeconds).Bind(6, row);
       }
-    } else {
-      Result<Statement> update = db->Prepare(
-          "UPDATE usage SET prompt_tokens = ?, completion_tokens = ?, created_at = ?, completed = ? "
-          "WHERE id = ?");
-      written = update.status();
-      if (update.ok()) {
-        update->Bind(1, prompt).Bind(2, completion).Bind(3, time).Bind(4, int64_t{completed ? 1 : 0});
-        update->Bind(5, it->second);
-        written = update->Run();
-      }
-      if (last) row_of.erase(it);
+      written = update->Run();
     }
     if (!written.ok())
       std::fprintf(stderr, "ragd: cannot record %lld tokens of user %lld: %s\n",
@@ -147,34 +170,57 @@ struct QuotaLedger::Core {
                    written.message().c_str());
   }
 
-  // The user's account moved to the period containing `now`; `used` is
-  // reloaded from the usage rows when the period changed. Caller holds mu.
-  Result<Account*> Touch(int64_t user_id, int64_t now) {
-    Account& account = accounts[user_id];
-    int64_t start = PeriodStart(options.period, now);
-    if (account.period_start == start) return &account;
-    Flush();  // the rows posted so far are in the sum
+  // Writer thread: the row of a reservation that ended with nothing to charge.
+  void DeleteRow(int64_t row) {
     auto lock = db->Lock();
-    Result<Statement> query = db->Prepare(
-        "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM usage "
-        "WHERE user_id = ? AND created_at >= ? AND created_at < ?");
-    if (!query.ok()) return query.status();
-    query->Bind(1, user_id).Bind(2, start).Bind(3, PeriodEnd(options.period, now));
-    Result<bool> row = query->Step();
-    if (!row.ok()) return row.status();
-    account.used = *row ? query->ColumnInt(0) : 0;
-    account.period_start = start;
-    return &account;
+    Result<Statement> remove = db->Prepare("DELETE FROM usage WHERE id = ?");
+    Status st = remove.status();
+    if (remove.ok()) {
+      remove->Bind(1, row);
+      st = remove->Run();
+    }
+    if (!st.ok()) std::fprintf(stderr, "ragd: cannot drop an empty usage row: %s\n", st.message().c_str());
   }
 
-  // ResourceExhausted, with `refusal` filled, when `account` cannot hold
-  // `tokens` more within `limit`. Caller holds mu.
-  Status CheckRoom(const Account& account, int64_t tokens, int64_t limit, int64_t now,
-                   Refusal* refusal) const {
-    if (account.used + account.reserved + tokens <= limit) return Status::Ok();
-    int64_t remaining = std::max<int64_t>(0, limit - account.used - account.reserved);
+  struct Counts {
+    int64_t used = 0;  // charged in the period of `now`
+    int64_t held = 0;  // held beyond that by live holds
+  };
+
+  // The user's budget in use at `now`, leaving out the row `except` (0:
+  // none). Caller holds the Db lock.
+  Result<Counts> Count(int64_t user_id, int64_t now, int64_t except) {
+    RenewHolds(now, /*only_if_due=*/true);  // ours are live whatever the clock did
+    Counts counts;
+    Result<Statement> used = db->Prepare(
+        "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM usage "
+        "WHERE user_id = ? AND created_at >= ? AND created_at < ? AND id <> ?");
+    if (!used.ok()) return used.status();
+    used->Bind(1, user_id).Bind(2, PeriodStart(options.period, now)).Bind(3, PeriodEnd(options.period, now));
+    used->Bind(4, except);
+    Result<bool> row = used->Step();
+    if (!row.ok()) return row.status();
+    counts.used = *row ? used->ColumnInt(0) : 0;
+    // `held > 0` lets both engines use the partial index usage_holds.
+    Result<Statement> held = db->Prepare(
+        "SELECT COALESCE(SUM(held - prompt_tokens - completion_tokens), 0) FROM usage "
+        "WHERE user_id = ? AND held > 0 AND held_until > ? AND held > prompt_tokens + completion_tokens "
+        "AND id <> ?");
+    if (!held.ok()) return held.status();
+    held->Bind(1, user_id).Bind(2, now).Bind(3, except);
+    row = held->Step();
+    if (!row.ok()) return row.status();
+    counts.held = *row ? held->ColumnInt(0) : 0;
+    return counts;
+  }
+
+  // ResourceExhausted, with `refusal` filled, when `counts` leave no room
+  // for `tokens` more within `limit`.
+  Status CheckRoom(const Counts& counts, int64_t tokens, int64_t limit, int64_t now, Refusal* refusal) const {
+    if (counts.used + counts.held + tokens <= limit) return Status::Ok();
+    int64_t remaining = std::max<int64_t>(0, limit - counts.used - counts.held);
     int64_t resets_at = PeriodEnd(options.period, now);
-    bool fits_later = account.reserved > 0 && account.used + tokens <= limit;
+    bool fits_later = counts.held > 0 && counts.used + tokens <= limit;
     int64_t retry_after = fits_later ? 1 : std::max<int64_t>(1, resets_at - now);
     if (refusal) *refusal = Refusal{retry_after, remaining};
     return Status::ResourceExhausted("token quota exceeded: this request needs " + std::to_string(tokens) +
@@ -182,27 +228,55 @@ struct QuotaLedger::Core {
                                      FormatUtcTime(resets_at));
   }
 
-  // Ends a reservation of `reserved` tokens: charges prompt + completion and,
-  // when `record`, posts the usage row (`progress` hears when it is
-  // written). The account is moved to the current period first, so a reload
-  // cannot count the new row twice.
-  Status Finish(uint64_t serial, int64_t user_id, int64_t reserved, int64_t prompt, int64_t completion,
-                const std::string& route, bool record, bool completed,
-                std::shared_ptr<RowProgress> progress) {
-    std::lock_guard<std::mutex> lock(mu);
-    int64_t now = clock->NowSeconds();
-    Result<Account*> touched = Touch(user_id, now);
-    Account& account = accounts[user_id];  // same entry; still valid when the reload failed
-    account.reserved -= reserved;
-    account.used += prompt + completion;
-    // Posted under mu, after Touch: a reload cannot count this row twice.
-    if (record)
-      Post(
-          [this, serial, user_id, route, prompt, completion, now, completed, progress = std::move(progress)] {
-            WriteRow(serial, user_id, route, prompt, completion, now, completed, /*last=*/true);
-            progress->Written(prompt + completion, /*final=*/true);
-          });
-    return touched.status();
+  // In one transaction that holds the user's row (the replicas' budget
+  // checks of one user take turns): checks that `tokens` fit beside
+  // everything but the row `except`, then runs `apply` (holding them).
+  // Waits for the rows posted so far first, so that this ledger's own
+  // settled requests count at their real size.
+  Status HoldInTransaction(int64_t user_id, int64_t tokens, int64_t limit, int64_t except, Refusal* refusal,
+                           const std::function<Status()>& apply) {
+    Flush();
+    const int64_t now = clock->NowSeconds();
+    auto lock = db->Lock();
+    RAGD_RETURN_IF_ERROR(db->Begin());
+    auto body = [&]() -> Status {
+      // A no-op write whose row lock serializes the checks of one user on
+      // PostgreSQL; SQLite's write transaction already serializes them all.
+      Result<Statement> turn = db->Prepare("UPDATE users SET disabled = disabled WHERE id = ?");
+      if (!turn.ok()) return turn.status();
+      turn->Bind(1, user_id);
+      RAGD_RETURN_IF_ERROR(turn->Run());
+      Result<Counts> counts = Count(user_id, now, except);
+      if (!counts.ok()) return counts.status();
+      RAGD_RETURN_IF_ERROR(CheckRoom(*counts, tokens, limit, now, refusal));
+      return apply();
+    };
+    Status st = body();
+    if (!st.ok()) {
+      (void)db->Rollback();
+      return st;
+    }
+    return db->Commit();
+  }
+
+  // Ends the reservation of row `row`: posts its final write with prompt +
+  // completion (or, when `record` is false, its removal); `progress` hears
+  // when the final row is written.
+  void Finish(int64_t row, int64_t user_id, int64_t prompt, int64_t completion, bool record, bool completed,
+              std::shared_ptr<RowProgress> progress) {
+    {
+      std::lock_guard<std::mutex> lock(holds_mu);
+      open.erase(row);
+    }
+    const int64_t now = clock->NowSeconds();
+    if (!record) {
+      Post([this, row] { DeleteRow(row); });
+      return;
+    }
+    Post([this, row, user_id, prompt, completion, now, completed, progress = std::move(progress)] {
+      WriteRow(row, user_id, prompt, completion, now, completed, /*last=*/true);
+      progress->Written(prompt + completion, /*final=*/true);
+    });
   }
 };
 
@@ -213,12 +287,11 @@ struct Reservation::State {
   int64_t user_id = 0;
   int64_t tokens = 0;
   int64_t limit = 0;  // the user's budget when reserved
-  std::string route;
+  int64_t row = 0;    // the request's usage row, which holds the reservation
   std::atomic<int64_t> reported_prompt{0};
   std::atomic<int64_t> reported_completion{0};
   std::atomic<int64_t> checkpointed{0};  // tokens of the last checkpoint posted
   std::shared_ptr<RowProgress> progress = std::make_shared<RowProgress>();
-  uint64_t serial = 0;  // names the reservation's usage row
   bool active = true;
 };
 
@@ -255,9 +328,9 @@ void Reservation::Report(int64_t prompt_tokens, int64_t completion_tokens) {
   if (!state_->checkpointed.compare_exchange_strong(last, total)) return;  // another thread took this one
   QuotaLedger::Core* core = state_->core.get();
   const int64_t now = core->clock->NowSeconds();
-  core->Post([core, serial = state_->serial, user = state_->user_id, route = state_->route, prompt,
-              completion, now, progress = state_->progress] {
-    core->WriteRow(serial, user, route, prompt, completion, now, /*completed=*/false, /*last=*/false);
+  core->Post([core, row = state_->row, user = state_->user_id, prompt, completion, now,
+              progress = state_->progress] {
+    core->WriteRow(row, user, prompt, completion, now, /*completed=*/false, /*last=*/false);
     progress->Written(prompt + completion, /*final=*/false);
   });
 }
@@ -266,9 +339,9 @@ Status Reservation::Settle(int64_t prompt_tokens, int64_t completion_tokens) {
   if (!active()) return Status::InvalidArgument("reservation already settled or released");
   if (prompt_tokens < 0 || completion_tokens < 0) return Status::InvalidArgument("token counts must be >= 0");
   state_->active = false;
-  return state_->core->Finish(state_->serial, state_->user_id, state_->tokens, prompt_tokens,
-                              completion_tokens, state_->route,
-                              /*record=*/true, /*completed=*/true, state_->progress);
+  state_->core->Finish(state_->row, state_->user_id, prompt_tokens, completion_tokens,
+                       /*record=*/true, /*completed=*/true, state_->progress);
+  return Status::Ok();
 }
 
 void Reservation::OnWritten(std::function<void(int64_t tokens, bool final)> listener) {
@@ -284,31 +357,31 @@ Status Reservation::Release() {
   state_->active = false;
   int64_t prompt = state_->reported_prompt.load();
   int64_t completion = state_->reported_completion.load();
-  return state_->core->Finish(state_->serial, state_->user_id, state_->tokens, prompt, completion,
-                              state_->route,
-                              /*record=*/prompt + completion > 0, /*completed=*/false, state_->progress);
+  state_->core->Finish(state_->row, state_->user_id, prompt, completion,
+                       /*record=*/prompt + completion > 0, /*completed=*/false, state_->progress);
+  return Status::Ok();
 }
 
 Status Reservation::Resize(int64_t tokens, Refusal* refusal) {
   if (!active()) return Status::InvalidArgument("reservation already settled or released");
   if (tokens < 0) return Status::InvalidArgument("cannot reserve a negative number of tokens");
   QuotaLedger::Core& core = *state_->core;
-  std::lock_guard<std::mutex> lock(core.mu);
-  const int64_t now = core.clock->NowSeconds();
-  Result<QuotaLedger::Core::Account*> touched = core.Touch(state_->user_id, now);
-  if (!touched.ok()) return touched.status();
-  QuotaLedger::Core::Account& account = **touched;
-  const int64_t extra = tokens - state_->tokens;
-  if (extra > 0) {
+  auto hold = [&]() -> Status {
+    Result<Statement> update = core.db->Prepare("UPDATE usage SET held = ? WHERE id = ?");
+    if (!update.ok()) return update.status();
+    update->Bind(1, tokens).Bind(2, state_->row);
+    return update->Run();
+  };
+  Status st;
+  if (tokens > state_->tokens) {
     // The room is checked for the whole new size, as Reserve would.
-    account.reserved -= state_->tokens;
-    Status room = core.CheckRoom(account, tokens, state_->limit, now, refusal);
-    account.reserved += state_->tokens;
-    if (!room.ok()) return room;
+    st = core.HoldInTransaction(state_->user_id, tokens, state_->limit, state_->row, refusal, hold);
+  } else {
+    auto lock = core.db->Lock();
+    st = hold();
   }
-  account.reserved += extra;
-  state_->tokens = tokens;
-  return Status::Ok();
+  if (st.ok()) state_->tokens = tokens;
+  return st;
 }
 
 // ---- QuotaLedger ----
@@ -334,23 +407,32 @@ int64_t QuotaLedger::LimitFor(const User& user) const {
 Result<Reservation> QuotaLedger::Reserve(const User& user, int64_t tokens, std::string route,
                                          Refusal* refusal) {
   if (tokens < 0) return Status::InvalidArgument("cannot reserve a negative number of tokens");
-  int64_t limit = LimitFor(user);
+  const int64_t limit = LimitFor(user);
+  int64_t row = 0;
+  Status held = core_->HoldInTransaction(user.id, tokens, limit, /*except=*/0, refusal, [&]() -> Status {
+    const int64_t now = core_->clock->NowSeconds();
+    Result<Statement> insert = core_->db->Prepare(
+        "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at, completed, held, "
+        "held_until) VALUES (?, ?, 0, 0, ?, 0, ?, ?) RETURNING id");
+    if (!insert.ok()) return insert.status();
+    insert->Bind(1, user.id).Bind(2, route).Bind(3, now).Bind(4, tokens).Bind(5, now + kHoldLeaseSeconds);
+    Result<bool> inserted = insert->Step();
+    if (!inserted.ok()) return inserted.status();
+    if (!*inserted) return Status::Internal("the usage row got no id");
+    row = insert->ColumnInt(0);
+    return Status::Ok();
+  });
+  if (!held.ok()) return held;
   {
-    std::lock_guard<std::mutex> lock(core_->mu);
-    int64_t now = core_->clock->NowSeconds();
-    Result<Core::Account*> touched = core_->Touch(user.id, now);
-    if (!touched.ok()) return touched.status();
-    Core::Account& account = **touched;
-    if (Status st = core_->CheckRoom(account, tokens, limit, now, refusal); !st.ok()) return st;
-    account.reserved += tokens;
+    std::lock_guard<std::mutex> lock(core_->holds_mu);
+    core_->open.insert(row);
   }
   auto state = std::make_unique<Reservation::State>();
   state->core = core_;
   state->user_id = user.id;
   state->tokens = tokens;
   state->limit = limit;
-  state->serial = core_->next_serial++;
-  state->route = std::move(route);
+  state->row = row;
   return Reservation(std::move(state));
 }
 
@@ -371,12 +453,13 @@ Result<QuotaStatus> QuotaLedger::GetStatus(const User& user) {
   QuotaStatus status;
   status.limit = LimitFor(user);
   status.period = core_->options.period;
-  std::lock_guard<std::mutex> lock(core_->mu);
-  int64_t now = core_->clock->NowSeconds();
-  Result<Core::Account*> touched = core_->Touch(user.id, now);
-  if (!touched.ok()) return touched.status();
-  status.used = (*touched)->used;
-  status.reserved = (*touched)->reserved;
+  core_->Flush();  // this ledger's settled requests count at their real size
+  const int64_t now = core_->clock->NowSeconds();
+  auto lock = core_->db->Lock();
+  Result<Core::Counts> counts = core_->Count(user.id, now, /*except=*/0);
+  if (!counts.ok()) return counts.status();
+  status.used = counts->used;
+  status.reserved = counts->held;
   status.remaining = std::max<int64_t>(0, status.limit - status.used - status.reserved);
   status.period_start = PeriodStart(status.period, now);
   status.resets_at = PeriodEnd(status.period, now);
@@ -389,7 +472,10 @@ Result<std::vector<DayUsage>> QuotaLedger::DailyUsage(int64_t user_id, int64_t s
   Result<Statement> query = core_->db->Prepare(
       "SELECT created_at / 86400 AS day, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*), "
       "SUM(CASE WHEN completed = 1 AND route <> '/v1/embeddings' THEN 1 ELSE 0 END) "
-      "FROM usage WHERE user_id = ? AND created_at >= ? GROUP BY day ORDER BY day");
+      "FROM usage WHERE user_id = ? AND created_at >= ? "
+      "AND (prompt_tokens + completion_tokens > 0 OR completed = 1) "  // not the holds of requests yet to
+                                                                       // start
+      "GROUP BY day ORDER BY day");
   if (!query.ok()) return query.status();
   query->Bind(1, user_id).Bind(2, since_unix_s);
   std::vector<DayUsage> days;

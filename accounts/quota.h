@@ -6,13 +6,14 @@
 //      budget cannot cover it; the Refusal says what remains and when to retry.
 //   2. Generate; optionally Report() the running counts as tokens are made.
 //   3. Settle(prompt_tokens, completion_tokens) with the real counts: they are
-//      charged, the rest of the reservation is returned, and one usage row
-//      (user, route, prompt, completion, time) is written to app.db.
+//      charged, the rest of the reservation is returned, and the request's
+//      usage row (user, route, prompt, completion, time) keeps them.
 //   A Reservation dropped or Release()d without Settle (client gone, error,
-//   cancel) charges what was last Report()ed and writes a row if non-zero.
+//   cancel) charges what was last Report()ed; its row goes when that is zero.
 //
-// Durability: the usage row of a reservation is written at its first Report()
-// with tokens (the prompt, once it is computed, and the first answer token),
+// Durability: the usage row of a reservation is inserted by Reserve (no
+// tokens yet, the reservation held), written at its first Report() with
+// tokens (the prompt, once it is computed, and the first answer token),
 // updated every kCheckpointTokens / 2 reported tokens after that, and finally
 // at Settle or Release. The rows are written by the ledger's own thread in the
 // order posted; Report, Settle and Release never wait for them (the inference
@@ -30,17 +31,28 @@
 //   Embeddings: Reserve(user, input_tokens) then Settle(input_tokens, 0), or
 //   Charge() which does both.
 //
-// Invariant, per user and period: used + reserved <= limit, checked and
-// updated under one mutex, so concurrent requests of one user never together
-// spend more than the budget -- provided each Settle charges at most what was
-// reserved (give the engine max_tokens, count the prompt before reserving). A
-// larger Settle is still charged in full (the tokens were spent) and
-// documented as the caller's bug.
+// Shared budget: the store is the one truth, so that N replicas on one
+// PostgreSQL (or processes on one app.db) enforce a user's budget exactly.
+// Reserve inserts the request's usage row with `held` = the tokens reserved,
+// in a transaction that first locks the user's row and then checks, per
+// user and period: used + held + tokens <= limit, where used is the sum of
+// the rows of the period and held, over the live holds, what each still
+// holds beyond what its row has been charged. Concurrent requests of one
+// user, on any replica, therefore never together spend more than the
+// budget -- provided each Settle charges at most what was reserved (give the
+// engine max_tokens, count the prompt before reserving). A larger Settle is
+// still charged in full (the tokens were spent) and documented as the
+// caller's bug. Settle and Release end the hold with the row's final write.
+//
+// Leases: a hold counts while held_until > now. Each checkpoint write moves
+// held_until to kHoldLeaseSeconds ahead, and the ledger renews its open holds
+// every kHoldLeaseSeconds / 3 (on its own thread, and before a check when its
+// clock has moved on), so a hold outlives its replica (kill -9, power loss)
+// by at most kHoldLeaseSeconds; the tokens its row was charged stay charged.
 //
 // Periods: `used` is the sum of the usage rows written inside the current
-// period, read from app.db the first time a user is seen in a period (so it
-// survives restarts). Reservations open across a period boundary stay
-// reserved and are charged to the period in which they are settled.
+// period. Holds open across a period boundary stay held and are charged to
+// the period in which they are settled.
 //
 // Thread-safety: QuotaLedger is safe from any number of threads. A
 // Reservation has one owner, except Report(), which any thread may call. A
@@ -69,8 +81,8 @@ struct QuotaOptions {
 
 struct QuotaStatus {
   int64_t limit = 0;      // the user's budget this period
-  int64_t used = 0;       // tokens charged this period
-  int64_t reserved = 0;   // tokens held by requests in flight
+  int64_t used = 0;       // tokens charged this period (requests in flight: so far)
+  int64_t reserved = 0;   // tokens held beyond that by requests in flight, on any replica
   int64_t remaining = 0;  // max(0, limit - used - reserved)
   Period period = Period::kDay;
   int64_t period_start = 0;  // Unix seconds
@@ -140,6 +152,9 @@ class Reservation {
   std::unique_ptr<State> state_;
 };
 
+// A hold stops counting this many seconds after its replica last renewed it.
+inline constexpr int64_t kHoldLeaseSeconds = 30;
+
 // Reported tokens a crash may lose at most (see Durability above): a
 // reservation's row is checkpointed every kCheckpointTokens / 2.
 inline constexpr int64_t kCheckpointTokens = 32;
@@ -155,6 +170,7 @@ class QuotaLedger {
 
   // Holds `tokens` (>= 0) of the user's budget for one request on `route`
   // (e.g. "/v1/chat/completions"; stored in the usage row).
+  // Waits for the rows posted so far, then decides in one transaction.
   // ResourceExhausted when used + reserved + tokens would pass the limit,
   // filling `refusal`: remaining budget, and Retry-After = 1 s when the
   // request would fit once requests in flight finish, else the seconds until

@@ -234,6 +234,10 @@ TEST_P(ConversationsMigration, AVersion2DatabaseGainsTheTables) {
     auto lock = (*db)->Lock();
     const char* version = postgres() ? "UPDATE schema_version SET version = 2;" : "PRAGMA user_version = 2;";
     ASSERT_TRUE((*db)->Exec("DROP TABLE feedback; DROP TABLE messages; DROP TABLE conversations;").ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("DROP INDEX usage_holds; ALTER TABLE usage DROP COLUMN held; "
+                           "ALTER TABLE usage DROP COLUMN held_until;")
+                    .ok());
     ASSERT_TRUE((*db)->Exec(version).ok());
     ASSERT_TRUE(
         (*db)->Exec("INSERT INTO users (username, role, created_at) VALUES ('carol', 'user', 1);").ok());

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -87,7 +88,10 @@ TEST_P(Quota, ReserveSettleReleaseArithmetic) {
     ASSERT_TRUE(dropped.ok());
     dropped->Report(40, 10);
     dropped->Report(40, 25);  // cumulative
-    EXPECT_EQ(StatusOf(*accounts, alice).reserved, 400);
+    // What its row was charged so far is used; the hold covers the rest.
+    QuotaStatus in_flight = StatusOf(*accounts, alice);
+    EXPECT_EQ(in_flight.used + in_flight.reserved, 150 + 400);
+    EXPECT_GE(in_flight.used, 150 + 50);
   }
   s = StatusOf(*accounts, alice);
   EXPECT_EQ(s.used, 215);
@@ -153,6 +157,50 @@ TEST_P(Quota, RefusesWhatTheBudgetCannotCover) {
   EXPECT_EQ(quota.Reserve(blocked, 1, "/v1/ask").status().code(), StatusCode::kResourceExhausted);
 }
 
+// Sixteen threads spending one user's budget at once, thread t on
+// ledger_of(t): each request reserves prompt + max_tokens, reports half its
+// answer, and settles, or (every fifth) is dropped after reporting it all.
+struct Spenders {
+  int64_t budget = 0;
+  std::atomic<int64_t> committed{0};  // tokens held or charged, as seen by the threads
+  std::atomic<int64_t> settled{0}, granted{0}, refused{0};
+  std::atomic<bool> overspent{false};
+
+  void Run(const User& user, int requests_per_thread, const std::function<QuotaLedger&(int)>& ledger_of) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 16; ++t) {
+      threads.emplace_back([&, t] {
+        QuotaLedger& quota = ledger_of(t);
+        std::mt19937 rng(t);
+        for (int i = 0; i < requests_per_thread; ++i) {
+          const int64_t prompt = 10 + rng() % 200, max_tokens = 1 + rng() % 300;
+          Result<Reservation> r = quota.Reserve(user, prompt + max_tokens, "/v1/ask");
+          if (!r.ok()) {
+            if (r.status().code() != StatusCode::kResourceExhausted) overspent = true;
+            ++refused;
+            continue;
+          }
+          ++granted;
+          if ((committed += prompt + max_tokens) > budget) overspent = true;
+          Result<QuotaStatus> s = quota.GetStatus(user);
+          if (!s.ok() || s->used + s->reserved > budget) overspent = true;
+          const int64_t completion = rng() % (max_tokens + 1);
+          r->Report(prompt, completion / 2);
+          committed -= max_tokens - completion;  // before the ledger frees it
+          if (i % 5 == 0) {
+            r->Report(prompt, completion);  // a cancelled request
+            *r = Reservation();
+          } else if (!r->Settle(prompt, completion).ok()) {
+            overspent = true;
+          }
+          settled += prompt + completion;
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+  }
+};
+
 TEST_P(Quota, SixteenThreadsNeverOverspendAndTheLedgerMatchesTheRows) {
   ManualClock clock(testing::kNoonMillis);
   constexpr int64_t kBudget = 50000;
@@ -161,53 +209,22 @@ TEST_P(Quota, SixteenThreadsNeverOverspendAndTheLedgerMatchesTheRows) {
   User alice = MakeUser(*accounts, "alice");
   QuotaLedger& quota = accounts->quota();
 
-  std::atomic<int64_t> committed{0};  // tokens held or charged, as seen by the threads
-  std::atomic<int64_t> settled{0};
-  std::atomic<int64_t> granted{0}, refused{0};
-  std::atomic<bool> overspent{false};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 16; ++t) {
-    threads.emplace_back([&, t] {
-      std::mt19937 rng(t);
-      for (int i = 0; i < 200; ++i) {
-        int64_t prompt = 10 + rng() % 200;
-        int64_t max_tokens = 1 + rng() % 300;
-        Result<Reservation> r = quota.Reserve(alice, prompt + max_tokens, "/v1/ask");
-        if (!r.ok()) {
-          if (r.status().code() != StatusCode::kResourceExhausted) overspent = true;
-          ++refused;
-          continue;
-        }
-        ++granted;
-        if ((committed += prompt + max_tokens) > kBudget) overspent = true;
-        Result<QuotaStatus> s = quota.GetStatus(alice);
-        if (!s.ok() || s->used + s->reserved > kBudget) overspent = true;
-        int64_t completion = rng() % (max_tokens + 1);
-        committed -= max_tokens - completion;  // before the ledger frees it
-        if (i % 5 == 0) {
-          r->Report(prompt, completion);  // a cancelled request
-          *r = Reservation();
-        } else if (!r->Settle(prompt, completion).ok()) {
-          overspent = true;
-        }
-        settled += prompt + completion;
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  EXPECT_FALSE(overspent);
-  EXPECT_GT(granted.load(), 0);
-  EXPECT_GT(refused.load(), 0);  // the budget was actually contended
+  Spenders spenders;
+  spenders.budget = kBudget;
+  spenders.Run(alice, 200, [&](int) -> QuotaLedger& { return quota; });
+  EXPECT_FALSE(spenders.overspent);
+  EXPECT_GT(spenders.granted.load(), 0);
+  EXPECT_GT(spenders.refused.load(), 0);  // the budget was actually contended
 
   QuotaStatus s = StatusOf(*accounts, alice);
   EXPECT_EQ(s.reserved, 0);
-  EXPECT_EQ(s.used, settled.load());
+  EXPECT_EQ(s.used, spenders.settled.load());
   EXPECT_LE(s.used, kBudget);
   Result<std::vector<DayUsage>> days = quota.DailyUsage(alice.id, 0);
   ASSERT_TRUE(days.ok());
   ASSERT_EQ(days->size(), 1u);
-  EXPECT_EQ((*days)[0].prompt_tokens + (*days)[0].completion_tokens, settled.load());
-  EXPECT_EQ((*days)[0].requests, granted.load());
+  EXPECT_EQ((*days)[0].prompt_tokens + (*days)[0].completion_tokens, spenders.settled.load());
+  EXPECT_EQ((*days)[0].requests, spenders.granted.load());
 }
 
 TEST_P(Quota, UsageSurvivesReopening) {
@@ -302,6 +319,85 @@ TEST_P(Quota, MonthlyPeriodAcrossRestartAndRollover) {
   EXPECT_EQ(s.used, 0);
   EXPECT_EQ(s.remaining, 1000);
   EXPECT_TRUE(accounts->quota().Reserve(alice, 1000, "/v1/ask").ok());
+}
+
+// Two replicas (two Accounts, each with its own connection) on one store:
+// eight threads on each spend one user's budget, which holds across them.
+TEST_P(Quota, TwoReplicasNeverOverspendOneBudgetTogether) {
+  ManualClock clock(testing::kNoonMillis);
+  constexpr int64_t kBudget = 20000;
+  auto a = Open(&clock, WithBudget(kBudget));
+  auto b = Open(&clock, WithBudget(kBudget));
+  ASSERT_TRUE(a && b);
+  User alice = MakeUser(*a, "alice");
+
+  Spenders spenders;
+  spenders.budget = kBudget;
+  spenders.Run(alice, 60, [&](int t) -> QuotaLedger& { return (t % 2 == 0 ? a : b)->quota(); });
+  EXPECT_FALSE(spenders.overspent);
+  EXPECT_GT(spenders.refused.load(), 0);  // the budget was actually contended
+  for (Accounts* replica : {a.get(), b.get()}) {
+    QuotaStatus s = StatusOf(*replica, alice);
+    EXPECT_EQ(s.reserved, 0);
+    EXPECT_EQ(s.used, spenders.settled.load());
+    EXPECT_LE(s.used, kBudget);
+  }
+  Result<std::vector<DayUsage>> days = b->quota().DailyUsage(alice.id, 0);
+  ASSERT_TRUE(days.ok());
+  ASSERT_EQ(days->size(), 1u);
+  EXPECT_EQ((*days)[0].requests, spenders.granted.load());
+}
+
+// A hold of one replica counts on the other while it lives; the hold of a
+// replica that died (a row nobody renews) stops counting after its lease.
+TEST_P(Quota, HoldsCountOnEveryReplicaUntilTheirLeaseEnds) {
+  ManualClock clock(testing::kNoonMillis);
+  auto a = Open(&clock, WithBudget(1000));
+  auto b = Open(&clock, WithBudget(1000));
+  ASSERT_TRUE(a && b);
+  User alice = MakeUser(*a, "alice");
+
+  Result<Reservation> on_a = a->quota().Reserve(alice, 600, "/v1/ask");
+  ASSERT_TRUE(on_a.ok()) << on_a.status().ToString();
+  Refusal refusal;
+  EXPECT_EQ(b->quota().Reserve(alice, 500, "/v1/ask", &refusal).status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(refusal.remaining_tokens, 400);
+  EXPECT_EQ(refusal.retry_after_s, 1);  // fits once A's request ends
+  // A renews its hold whenever it looks (and every kHoldLeaseSeconds / 3 on
+  // its own): still held on B two leases later.
+  clock.AdvanceMillis(2 * kHoldLeaseSeconds * 1000);
+  ASSERT_TRUE(a->quota().GetStatus(alice).ok());
+  EXPECT_EQ(StatusOf(*b, alice).reserved, 600);
+  ASSERT_TRUE(on_a->Settle(100, 50).ok());
+  a->quota().Flush();
+  QuotaStatus s = StatusOf(*b, alice);
+  EXPECT_EQ(s.used, 150);
+  EXPECT_EQ(s.reserved, 0);
+
+  // A replica killed with a request in flight: its row holds 700 and has
+  // been charged 40, and nobody renews it.
+  const int64_t now = clock.NowSeconds();
+  {
+    auto db = testing::OpenDb(store());
+    ASSERT_TRUE(db.ok());
+    auto lock = (*db)->Lock();
+    auto insert = (*db)->Prepare(
+        "INSERT INTO usage (user_id, route, prompt_tokens, completion_tokens, created_at, completed, held, "
+        "held_until) VALUES (?, '/v1/ask', 40, 0, ?, 0, 700, ?)");
+    ASSERT_TRUE(insert.ok());
+    insert->Bind(1, alice.id).Bind(2, now).Bind(3, now + kHoldLeaseSeconds);
+    ASSERT_TRUE(insert->Run().ok());
+  }
+  s = StatusOf(*a, alice);
+  EXPECT_EQ(s.used, 190);
+  EXPECT_EQ(s.reserved, 660);
+  EXPECT_FALSE(a->quota().Reserve(alice, 200, "/v1/ask").ok());
+  clock.AdvanceMillis(kHoldLeaseSeconds * 1000);
+  s = StatusOf(*a, alice);
+  EXPECT_EQ(s.used, 190);  // what it was charged stays charged
+  EXPECT_EQ(s.reserved, 0);
+  EXPECT_TRUE(b->quota().Reserve(alice, 810, "/v1/ask").ok());
 }
 
 RAGD_ON_BOTH_STORES(Quota);

@@ -1,9 +1,11 @@
 """The accounts store on PostgreSQL (storage.postgres_url): two ragd replicas
-with their own data folders on one private PostgreSQL 15 share users, keys and
-sessions, and a restarted replica finds them all.
+with their own data folders on one private PostgreSQL 15 share users, keys,
+sessions and one token budget per user, and a restarted replica finds them all.
 
-These tests need no model, so the servers run without one (/healthz only).
+Most of these tests need no model, so the servers run without one (/healthz
+only); those that spend tokens run the small model.
 """
+import concurrent.futures
 import os
 import subprocess
 import tempfile
@@ -149,3 +151,52 @@ def test_an_app_db_moves_to_postgres(postgres):
             assert call(srv, "GET", "/v1/me", key).json()["username"] == "sam"
         finally:
             assert srv.stop() == 0, srv.output()
+
+
+def test_two_replicas_hold_one_budget_under_200_parallel_requests(postgres):
+    """200 requests of one user at once, split across two replicas: together
+    they never spend past the user's budget, and the ledger holds exactly what
+    the answers' usage blocks said (accounts/quota.h, Shared budget)."""
+    budget = 900
+    # Rate limits, the in-flight cap and the queue are per replica and not
+    # what this test is about: wide open, so that only the budget refuses.
+    wide_open = ["--set", "storage.postgres_url=" + postgres.url, "--set", "quota.requests_per_minute=100000",
+                 "--set", "quota.tokens_per_minute=100000000", "--set", "quota.max_in_flight=0",
+                 "--set", "server.max_connections_per_address=0", "--set", "inference.max_queue=512"]
+    with tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-ra-") as data_a, \
+            tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-rb-") as data_b:
+        a = Server(data_a, extra_args=wide_open).wait_ready()
+        b = Server(data_b, extra_args=wide_open).wait_ready()
+        try:
+            r = call(a, "POST", "/v1/users", json={"username": "ines", "token_quota": budget})
+            assert r.status_code == 201, r.text
+            key = r.json()["api_key"]
+
+            def ask(i):
+                replica_ = (a, b)[i % 2]
+                return i % 2, call(replica_, "POST", "/v1/chat/completions", key,
+                                   json={"messages": [{"role": "user", "content": f"Say hello to number {i}."}],
+                                         "max_tokens": 6})
+
+            with concurrent.futures.ThreadPoolExecutor(max_workers=200) as pool:
+                results = list(pool.map(ask, range(200)))
+            spent, answered, refused = 0, [0, 0], 0
+            for side, r in results:
+                if r.status_code == 200:
+                    spent += r.json()["usage"]["total_tokens"]
+                    answered[side] += 1
+                else:
+                    assert r.status_code == 429 and r.json()["error"]["type"] == "quota_exceeded", r.text
+                    refused += 1
+            assert answered[0] > 0 and answered[1] > 0 and refused > 0, (answered, refused)
+            assert 0 < spent <= budget, spent
+            # The ledger, as either replica reads it, equals the usage blocks.
+            for srv in (a, b):
+                usage = call(srv, "GET", "/v1/usage", key).json()
+                assert usage["used"] == spent and usage["reserved"] == 0, usage
+                days = usage["days"]
+                assert sum(d["prompt_tokens"] + d["completion_tokens"] for d in days) == spent, usage
+                assert sum(d["requests"] for d in days) == answered[0] + answered[1], usage
+        finally:
+            assert a.stop() == 0, a.output()
+            assert b.stop() == 0, b.output()
