@@ -2,8 +2,10 @@
 #include <semaphore.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 
 #include "app/cli/commands.h"
 #include "app/config/config_flags.h"
@@ -24,11 +26,56 @@ void OnStopSignal(int sig) {
   sem_post(&stop_semaphore);  // async-signal-safe
 }
 
+// Whether a second stop signal comes within `wait` (false after it).
+bool StopSignalWithin(std::chrono::milliseconds wait) {
+  timespec until{};
+  ::clock_gettime(CLOCK_REALTIME, &until);  // sem_timedwait's clock
+  const long long ns = until.tv_nsec + static_cast<long long>(wait.count()) * 1000000;
+  until.tv_sec += static_cast<time_t>(ns / 1000000000);
+  until.tv_nsec = static_cast<long>(ns % 1000000000);
+  while (sem_timedwait(&stop_semaphore, &until) != 0) {
+    if (errno != EINTR) return false;
+  }
+  return true;
+}
+
+// Behind a load balancer a replica being replaced finishes what it has
+// begun: it stops taking new work at once (so the balancer takes it out) and
+// waits for the requests already running, up to `bound` or a second signal.
+void Drain(RagServer& server, std::chrono::seconds bound) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  server.BeginDrain();
+  std::printf(
+      "ragd: %s received, shutting down: draining %zu running requests (at most %lld s; a second "
+      "signal stops at once)\n",
+      stop_signal == SIGINT ? "SIGINT" : "SIGTERM", server.RequestsInFlight(),
+      static_cast<long long>(bound.count()));
+  std::fflush(stdout);
+  const char* why = "all finished";
+  while (server.RequestsInFlight() > 0) {
+    if (Clock::now() - start >= bound) {
+      why = "server.drain_timeout_s reached";
+      break;
+    }
+    if (StopSignalWithin(std::chrono::milliseconds(50))) {
+      why = "second signal";
+      break;
+    }
+  }
+  const size_t left = server.RequestsInFlight();
+  std::printf("ragd: drain ended after %.1f s (%s): %zu requests still running%s\n",
+              std::chrono::duration<double>(Clock::now() - start).count(), why, left,
+              left > 0 ? ", cancelling them" : "");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
   Flags flags("ragd serve [--config FILE] [--host H] [--port P] [--data DIR] [--set key=value]...",
-              "Runs the ragd HTTP server until SIGINT or SIGTERM.");
+              "Runs the ragd HTTP server until SIGINT or SIGTERM, then drains the running requests\n"
+              "(server.drain_timeout_s) and exits; a second signal stops at once.");
   AddConfigFlags(flags);
   flags.Value("--ingest-if-empty", "", "folder of documents to ingest when the corpus is empty");
   if (auto code = ParseOrExit(flags, args)) return *code;
@@ -68,8 +115,7 @@ int RunServe(const std::vector<std::string>& args) {
   pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
   while (sem_wait(&stop_semaphore) != 0 && errno == EINTR) {
   }
-  std::printf("ragd: %s received, shutting down\n", stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
-  std::fflush(stdout);
+  Drain(server, std::chrono::seconds(config->server.drain_timeout_s));
   server.Stop();
   return 0;
 }

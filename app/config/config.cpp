@@ -105,6 +105,7 @@ Status Validate(const Config& c) {
   RAGD_RETURN_IF_ERROR(range("server.max_upload_bytes", c.server.max_upload_bytes, 1024, int64_t{4} << 30));
   RAGD_RETURN_IF_ERROR(range("server.stream_timeout_s", c.server.stream_timeout_s, 1, 86400));
   RAGD_RETURN_IF_ERROR(range("server.header_timeout_s", c.server.header_timeout_s, 1, 3600));
+  RAGD_RETURN_IF_ERROR(range("server.drain_timeout_s", c.server.drain_timeout_s, 0, 86400));
   RAGD_RETURN_IF_ERROR(range("server.max_connections", c.server.max_connections, 1, 1 << 20));
   RAGD_RETURN_IF_ERROR(
       range("server.max_connections_per_address", c.server.max_connections_per_address, 0, 1 << 20));
@@ -226,6 +227,10 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("server.stream_timeout_s", "longest a streamed answer may take", server.stream_timeout_s),
       RAGD_FIELD("server.header_timeout_s", "seconds for a request's line and headers, every request",
                  server.header_timeout_s),
+      RAGD_FIELD(
+          "server.drain_timeout_s",
+          "on SIGTERM/SIGINT, seconds the running requests may take to finish before they are cancelled",
+          server.drain_timeout_s),
       RAGD_FIELD("server.max_connections", "open connections at most", server.max_connections),
       RAGD_FIELD("server.max_connections_per_address", "open connections from one address; 0 = no cap",
                  server.max_connections_per_address),

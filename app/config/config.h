@@ -29,6 +29,7 @@ struct ServerConfig {
   int64_t max_upload_bytes = 32 << 20;  // largest multipart upload request
   int64_t stream_timeout_s = 900;       // longest a streamed answer may take
   int64_t header_timeout_s = 30;        // a request's line and headers, on every request of a connection
+  int64_t drain_timeout_s = 30;         // on SIGTERM/SIGINT: seconds running requests get to finish
   int64_t max_connections = 4096;       // open connections at most; more get 503 and are closed
   int64_t max_connections_per_address = 128;  // from one client address; 0 = no cap (behind a proxy: none)
   std::string web_dir;                        // browser pages; "" = beside the binary (app/server/web_dir.h)

@@ -196,15 +196,25 @@ struct Route {
 // another thread, so the next request comes on a fresh connection, under the
 // header timeout like every first request. A new connection costs little
 // beside a generation.
+//
+// A deferred response counts as one request in flight (HttpServer::InFlight)
+// until its last bytes are written (not merely queued: a drain that ends
+// then may shut the reactors down) or its client goes away.
 class PeerResponse : public AsyncResponse, public std::enable_shared_from_this<PeerResponse> {
  public:
   // `extra_head`: header lines every response on this exchange carries (CORS).
+  // `in_flight`: the counter this response holds one of until it finishes;
+  // null for responses sent at once.
   PeerResponse(std::shared_ptr<Tcp::Peer> peer, std::string request_id, bool close_after,
-               std::string extra_head = "")
+               std::string extra_head = "", std::shared_ptr<std::atomic<size_t>> in_flight = nullptr)
       : peer_(std::move(peer)),
         request_id_(std::move(request_id)),
         extra_head_(std::move(extra_head)),
-        close_after_(close_after) {}
+        close_after_(close_after),
+        in_flight_(std::move(in_flight)) {
+    if (in_flight_) ++*in_flight_;
+  }
+  ~PeerResponse() override { Finished(); }
 
   bool Send(const HttpResponse& response) override {
     const HttpResponse r = WithoutInternals(response, request_id_);
@@ -214,7 +224,7 @@ class PeerResponse : public AsyncResponse, public std::enable_shared_from_this<P
                        (close_after_ ? "Connection: close\r\n" : "");
     for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
     ended_ = true;
-    return SendRaw(head + "\r\n" + r.body, close_after_);
+    return SendRaw(head + "\r\n" + r.body, /*last=*/true);
   }
   bool StartStream(int status, const std::string& content_type,
                    const std::vector<std::pair<std::string, std::string>>& headers) override {
@@ -233,7 +243,7 @@ class PeerResponse : public AsyncResponse, public std::enable_shared_from_this<P
     return SendRaw(size + data + "\r\n");
   }
   void End() override {
-    if (!ended_.exchange(true)) SendRaw("0\r\n\r\n", close_after_);
+    if (!ended_.exchange(true)) SendRaw("0\r\n\r\n", /*last=*/true);
   }
   bool cancelled() const override { return cancelled_.load(); }
   void OnCancel(std::function<void()> on_cancel) override {
@@ -246,11 +256,22 @@ class PeerResponse : public AsyncResponse, public std::enable_shared_from_this<P
     }
     on_cancel();
   }
+  // The client has gone.
   void Cancel() {
     std::function<void()> hook;
     {
       std::lock_guard<std::mutex> lock(hook_mu_);
       cancelled_ = true;
+      hook = std::move(on_cancel_);
+    }
+    Finished();
+    if (hook) hook();
+  }
+  // The server stops the producer; the client may still be told why.
+  void Interrupt() {
+    std::function<void()> hook;
+    {
+      std::lock_guard<std::mutex> lock(hook_mu_);
       hook = std::move(on_cancel_);
     }
     if (hook) hook();
@@ -260,23 +281,31 @@ class PeerResponse : public AsyncResponse, public std::enable_shared_from_this<P
   static std::string StatusLine(int status) {
     return "HTTP/1.1 " + std::to_string(status) + " " + ReasonPhrase(status) + "\r\n";
   }
-  // `last`: the connection is shut down once these bytes are written (on
-  // the reactor thread that writes them), which makes Pistache close it.
+  void Finished() {
+    if (in_flight_ && !finished_.exchange(true)) --*in_flight_;
+  }
+
+  // `last`: the response's last bytes; once written (on the reactor thread
+  // that writes them) the response stops counting as in flight and, with
+  // close_after_, the connection is shut down, which makes Pistache close it.
   bool SendRaw(const std::string& bytes, bool last = false) {
     if (cancelled()) return false;
     std::lock_guard<std::mutex> lock(mu_);  // keeps the pieces of one response in order
     auto sent = peer_->send(Pistache::RawBuffer(bytes, bytes.size()));
-    if (last) {
+    if (last && (close_after_ || in_flight_)) {  // else nothing waits for the write (nor owns *this)
       // The callback may run at once on this thread (the write already
       // done), after the client closed and its descriptor was reused: only a
       // response not yet cancelled (Cancel runs before Pistache closes the
       // descriptor) still owns it.
       auto self = shared_from_this();
-      const auto shut = [self] {
-        std::lock_guard<std::mutex> lock(self->hook_mu_);
-        if (!self->cancelled_) ::shutdown(self->peer_->fd(), SHUT_RDWR);
+      const auto written = [self] {
+        {
+          std::lock_guard<std::mutex> lock(self->hook_mu_);
+          if (self->close_after_ && !self->cancelled_) ::shutdown(self->peer_->fd(), SHUT_RDWR);
+        }
+        self->Finished();
       };
-      sent.then([shut](ssize_t) { shut(); }, [shut](std::exception_ptr&) { shut(); });
+      sent.then([written](ssize_t) { written(); }, [written](std::exception_ptr&) { written(); });
     }
     return true;
   }
@@ -285,6 +314,8 @@ class PeerResponse : public AsyncResponse, public std::enable_shared_from_this<P
   std::string request_id_;
   std::string extra_head_;
   const bool close_after_;
+  const std::shared_ptr<std::atomic<size_t>> in_flight_;
+  std::atomic<bool> finished_{false};  // in_flight_ no longer counts this response
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> ended_{false};
   std::mutex mu_;
@@ -323,6 +354,9 @@ HttpResponse Preflight(const HttpRequest& req) {
 
 struct Shared {
   std::vector<Route> routes;
+  // Requests being answered (HttpServer::InFlight): each onRequest while it
+  // runs, and each deferred response until it finishes.
+  const std::shared_ptr<std::atomic<size_t>> in_flight = std::make_shared<std::atomic<size_t>>(0);
   std::mutex streams_mu;
   std::unordered_map<size_t, std::weak_ptr<PeerResponse>> streams;  // by peer id
 
@@ -401,7 +435,8 @@ class Exchange : public HttpExchange {
 
   std::shared_ptr<AsyncResponse> Defer() override {
     if (response_) return response_;
-    response_ = std::make_shared<PeerResponse>(peer_, request_id_, /*close_after=*/true, extra_head_);
+    response_ = std::make_shared<PeerResponse>(peer_, request_id_, /*close_after=*/true, extra_head_,
+                                               shared_->in_flight);
     {
       std::lock_guard<std::mutex> lock(shared_->streams_mu);
       shared_->streams[peer_->getID()] = response_;
@@ -456,6 +491,11 @@ class PistacheHandler : public Http::Handler {
   }
 
   void onRequest(const Http::Request& request, Http::ResponseWriter writer) override {
+    ++*shared_->in_flight;
+    struct Leaving {
+      std::atomic<size_t>& n;
+      ~Leaving() { --n; }
+    } leaving{*shared_->in_flight};
     HttpRequest req;
     req.method = Http::methodString(request.method());
     req.path = request.resource();
@@ -592,6 +632,18 @@ Status HttpServer::Start() {
 
 int HttpServer::port() const {
   return impl_->endpoint ? static_cast<int>(static_cast<uint16_t>(impl_->endpoint->getPort())) : 0;
+}
+
+size_t HttpServer::InFlight() const { return impl_->shared->in_flight->load(); }
+
+void HttpServer::InterruptDeferred() {
+  std::vector<std::shared_ptr<PeerResponse>> pending;
+  {
+    std::lock_guard<std::mutex> lock(impl_->shared->streams_mu);
+    for (const auto& [id, weak] : impl_->shared->streams)
+      if (auto r = weak.lock()) pending.push_back(std::move(r));
+  }
+  for (const auto& r : pending) r->Interrupt();  // outside the lock: hooks may end their response
 }
 
 void HttpServer::Shutdown() {

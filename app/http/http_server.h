@@ -69,8 +69,11 @@ class AsyncResponse {
   virtual void End() = 0;
   virtual bool cancelled() const = 0;
   // Runs `on_cancel` once when the client goes away (at once if it already
-  // has), on whichever thread notices; it must be quick and must not call
-  // back into this response. One hook per response: a later call replaces it.
+  // has), or when the server stops the work behind the response
+  // (HttpServer::InterruptDeferred; then `cancelled()` stays false and the
+  // producer may still write how it ended), on whichever thread notices; it
+  // must be quick and must not call back into this response. One hook per
+  // response: a later call replaces it.
   virtual void OnCancel(std::function<void()> on_cancel) = 0;
 };
 
@@ -138,6 +141,14 @@ class HttpServer {
   Status Start();
   // The bound port (useful with port 0).
   int port() const;
+  // Requests being answered: handlers running, and deferred responses whose
+  // last bytes are not yet written and whose client is still there. Any
+  // thread; what a drain waits for before Shutdown().
+  size_t InFlight() const;
+  // Runs the OnCancel hook of every deferred response still pending, with
+  // its connection left open, so that each producer stops its work and can
+  // still tell its client why. Any thread.
+  void InterruptDeferred();
   void Shutdown();
 
  private:

@@ -19,7 +19,8 @@ enum class Access {
 };
 
 // Wraps `handler`: 401 without valid credentials, 403 for the wrong role,
-// 503 while the models load (when `needs_models`).
+// 503 while the models load (when `needs_models`), and, when `needs_models`,
+// 503 "draining" for a POST (work to start) once the server drains.
 Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler handler);
 
 // Runs `work` (which hashes or checks a password) on ctx.password_pool and

@@ -16,6 +16,15 @@ HttpResponse ModelsNotReady(const AppContext& ctx) {
   return r;
 }
 
+// 503 while the server drains before it stops (RagServer::BeginDrain): a
+// client retries on another replica, which a load balancer that saw /readyz
+// turn 503 picks.
+HttpResponse Draining(const std::string& message) {
+  HttpResponse r = HttpResponse::Error(503, "draining", message);
+  r.headers.push_back({"Retry-After", "1"});
+  return r;
+}
+
 // Compares in time independent of where the strings differ.
 bool SameSecret(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -35,6 +44,10 @@ Handler WithUser(AppContext& ctx, Access access, bool needs_models, UserHandler 
           if (Status st = RequireAdmin(*user); !st.ok()) return ErrorResponse(st);
         }
         if (needs_models && !ctx.ready) return ModelsNotReady(ctx);
+        // What would start work (a generation, embeddings, an upload) is
+        // refused while draining; reads still answer.
+        if (needs_models && req.method == "POST" && ctx.draining)
+          return Draining("this server is shutting down and takes no new work; retry on another replica");
         return handler(req, ex, *user);
       };
 }
@@ -43,6 +56,7 @@ void RegisterHealthRoutes(HttpServer& http, AppContext& ctx) {
   http.Route("GET", "/healthz",
              [](const HttpRequest&, HttpExchange&) { return HttpResponse::Json(200, R"({"status":"ok"})"); });
   http.Route("GET", "/readyz", [&ctx](const HttpRequest&, HttpExchange&) {
+    if (ctx.draining) return Draining("this server is draining: it finishes the requests it has and stops");
     // A replica whose accounts database (PostgreSQL) is out of reach can
     // authenticate nobody.
     if (Status st = ctx.accounts->CheckStore(); !st.ok()) {

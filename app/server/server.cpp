@@ -198,8 +198,23 @@ Status RagServer::Start() {
   return Status::Ok();
 }
 
+void RagServer::BeginDrain() { ctx_.draining = true; }
+
 void RagServer::Stop() {
-  if (http_) http_->Shutdown();
+  if (stopped_) return;
+  stopped_ = true;
+  BeginDrain();
+  if (http_) {
+    // The generations stop through their own handles while the connections
+    // are still open, so each stream ends with an error event and is charged
+    // what it generated; the grace bounds how long their last bytes may take.
+    http_->InterruptDeferred();
+    constexpr auto kEndingGrace = std::chrono::seconds(3);
+    const auto deadline = std::chrono::steady_clock::now() + kEndingGrace;
+    while (http_->InFlight() > 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    http_->Shutdown();
+  }
   if (loader_.joinable()) loader_.join();
   for (auto& llm : ctx_.llms) {  // cancels running generations
     llm->pool = nullptr;

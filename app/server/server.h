@@ -26,7 +26,16 @@ class RagServer {
   ~RagServer();
 
   Status Start();
-  void Stop();  // stops accepting requests, finishes the loader and running work
+  // Stops taking new work (a drain): /readyz answers 503 "draining" and the
+  // routes that would start work refuse it, while the requests already
+  // running, streams included, go on. Any thread.
+  void BeginDrain();
+  // Requests being answered now (handlers and unfinished responses).
+  size_t RequestsInFlight() const { return http_ ? http_->InFlight() : 0; }
+  // Cancels what still runs (each generation through its own handle; a
+  // stream ends with an error event), then stops accepting requests and
+  // finishes the loader and the background work. Idempotent.
+  void Stop();
 
   int port() const { return http_ ? http_->port() : 0; }
 
@@ -38,6 +47,7 @@ class RagServer {
   AppContext ctx_;
   std::unique_ptr<HttpServer> http_;
   std::thread loader_;
+  bool stopped_ = false;
 };
 
 }  // namespace ragd::app

@@ -63,6 +63,9 @@ struct AppContext {
 
   std::atomic<bool> ready{false};
   std::atomic<bool> load_failed{false};
+  // Set when the server is told to stop: /readyz answers 503 and routes that
+  // would start work refuse it, while the requests already running finish.
+  std::atomic<bool> draining{false};
   std::string load_error;  // written before load_failed is set
 };
 

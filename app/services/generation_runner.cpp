@@ -172,6 +172,17 @@ struct RunState {
     Record(cancelled ? 499 : 200, finish, ev.stats, now);
     if (plan.on_finished) reply.extra = plan.on_finished(reply, finish);
     if (cancelled) {
+      // Cancelled with the client still there: the server stopped it
+      // (shutting down), and the client is told so rather than left with a
+      // cut answer.
+      if (!response->cancelled()) {
+        const Status stopped = Status::Unavailable("the server is shutting down; the answer was cut short");
+        if (plan.stream)
+          SendEvent(plan.format->StreamError(
+              {{"code", 503}, {"type", ErrorTypeFor(stopped.code())}, {"message", stopped.message()}}));
+        else
+          response->Send(ErrorResponse(stopped));
+      }
       response->End();
       StopListening();
     } else if (awaits_final_row && !final_row_written) {  // the counts go out once they are in the store
