@@ -45,11 +45,13 @@ bool StopSignalWithin(std::chrono::milliseconds wait) {
 void Drain(RagServer& server, std::chrono::seconds bound) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  const auto requests = [](size_t n) { return n == 1 ? "request" : "requests"; };
   server.BeginDrain();
+  const size_t running = server.RequestsInFlight();
   std::printf(
-      "ragd: %s received, shutting down: draining %zu running requests (at most %lld s; a second "
-      "signal stops at once)\n",
-      stop_signal == SIGINT ? "SIGINT" : "SIGTERM", server.RequestsInFlight(),
+      "ragd: %s received, shutting down: draining %zu running %s (at most %lld s; a second signal "
+      "stops at once)\n",
+      stop_signal == SIGINT ? "SIGINT" : "SIGTERM", running, requests(running),
       static_cast<long long>(bound.count()));
   std::fflush(stdout);
   const char* why = "all finished";
@@ -64,8 +66,8 @@ void Drain(RagServer& server, std::chrono::seconds bound) {
     }
   }
   const size_t left = server.RequestsInFlight();
-  std::printf("ragd: drain ended after %.1f s (%s): %zu requests still running%s\n",
-              std::chrono::duration<double>(Clock::now() - start).count(), why, left,
+  std::printf("ragd: drain ended after %.1f s (%s): %zu %s still running%s\n",
+              std::chrono::duration<double>(Clock::now() - start).count(), why, left, requests(left),
               left > 0 ? ", cancelling them" : "");
   std::fflush(stdout);
 }

@@ -73,7 +73,7 @@ def test_sigterm_lets_running_and_queued_streams_finish_and_refuses_new_work():
     # One sequence at a time: the second stream waits in the queue, admitted.
     srv = start("server.drain_timeout_s=120", "inference.max_batch=1")
     try:
-        running = Stream(srv, ADMIN_KEY, max_tokens=1500)
+        running = Stream(srv, ADMIN_KEY, max_tokens=2500)
         assert running.started.wait(60)
         queued = Stream(srv, ADMIN_KEY, max_tokens=100)
         assert wait_for(lambda: metric(srv, "ragd_requests_waiting") >= 1), "the second stream was not queued"
@@ -100,7 +100,7 @@ def test_sigterm_lets_running_and_queued_streams_finish_and_refuses_new_work():
             stream.join()
             assert stream.done and stream.error is None, (stream.error, srv.output())
             assert 0 < stream.chunks <= stream.usage["completion_tokens"], stream.usage
-        assert running.usage["completion_tokens"] == 1500  # it ran to max_tokens, not cut short
+        assert running.usage["completion_tokens"] == 2500  # it ran to max_tokens, not cut short
         assert srv.proc.wait(timeout=60) == 0, srv.output()
         log = srv.output()
         assert "SIGTERM received, shutting down: draining 2 running requests" in log, log
@@ -134,7 +134,7 @@ def test_drain_bound_cancels_the_stream_and_charges_what_was_sent():
         finally:
             srv.stop()
         log = srv.output()
-        assert "(server.drain_timeout_s reached): 1 requests still running, cancelling them" in log, log
+        assert "(server.drain_timeout_s reached): 1 request still running, cancelling them" in log, log
         assert not stream.done and stream.usage is None
         assert stream.error and stream.error["code"] == 503 and "shutting down" in stream.error["message"], \
             stream.error
@@ -162,7 +162,7 @@ def test_second_signal_stops_at_once():
         stream.join(60)
         assert srv.proc.wait(timeout=30) == 0, srv.output()
         assert stream.error and stream.error["code"] == 503 and not stream.done
-        assert "(second signal): 1 requests still running, cancelling them" in srv.output()
+        assert "(second signal): 1 request still running, cancelling them" in srv.output()
     finally:
         srv.stop()
         srv.tmp.cleanup()
