@@ -89,7 +89,8 @@ def test_sigterm_lets_running_and_queued_streams_finish_and_refuses_new_work():
         assert int(refused.headers["Retry-After"]) >= 1
         for path, body in [("/v1/completions", {"prompt": "Hi", "max_tokens": 4}),
                            ("/v1/embeddings", {"input": "hello"}),
-                           ("/v1/ask", {"question": "Which port?"})]:
+                           ("/v1/ask", {"question": "Which port?"}),
+                           ("/v1/documents", {"title": "late.txt", "text": "An upload during the drain."})]:
             r = post(srv, path, body)
             assert r.status_code == 503 and r.json()["error"]["type"] == "draining", (path, r.text)
         # Reads still answer, and the first stream is still being generated.
