@@ -46,10 +46,13 @@ std::unique_ptr<Store> OpenStore(const std::string& path) {
   return store.ok() ? std::move(store).value() : nullptr;
 }
 
-TEST(Store, MigratesFromEmptyAndReopens) {
-  TempDir dir;
+// The store suites below run on SQLite and on the test PostgreSQL.
+class StoreOnBoth : public testing::EngineTest {};
+RAGD_ON_BOTH_ENGINES(StoreOnBoth);
+
+TEST_P(StoreOnBoth, MigratesFromEmptyAndReopens) {
   {
-    auto store = OpenStore(dir.File("corpus.db"));
+    auto store = OpenStore();
     ASSERT_TRUE(store);
     EXPECT_EQ(store->SchemaVersion().value(), 1);
     EXPECT_EQ(store->CountDocuments().value(), 0);
@@ -57,7 +60,7 @@ TEST(Store, MigratesFromEmptyAndReopens) {
     EXPECT_EQ(store->EmbeddingDim().value(), 0);
     ASSERT_TRUE(store->AddDocument(MakeDocument("a", {"alpha"}, 2)).ok());
   }
-  auto store = OpenStore(dir.File("corpus.db"));
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   EXPECT_EQ(store->SchemaVersion().value(), 1);
   EXPECT_EQ(store->CountDocuments().value(), 1);
@@ -107,9 +110,8 @@ TEST(Store, RefusesNonDatabaseFile) {
   EXPECT_EQ(store.status().code(), StatusCode::kCorrupt) << store.status().ToString();
 }
 
-TEST(Store, RoundTrip) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, RoundTrip) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   const NewDocument doc = MakeDocument("Manual", {"first line", "second line", "third line"}, 3);
   auto added = store->AddDocument(doc);
@@ -172,9 +174,8 @@ TEST(Store, RoundTrip) {
   EXPECT_EQ(store->EmbeddingDim().value(), 3);
 }
 
-TEST(Store, ForEachEmbeddingStopsEarlyAndSkipsChunksWithout) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, ForEachEmbeddingStopsEarlyAndSkipsChunksWithout) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   ASSERT_TRUE(store->AddDocument(MakeDocument("plain", {"no vectors here"}, 0)).ok());
   ASSERT_TRUE(store->AddDocument(MakeDocument("vec", {"a", "b", "c"}, 2)).ok());
@@ -186,9 +187,8 @@ TEST(Store, ForEachEmbeddingStopsEarlyAndSkipsChunksWithout) {
   EXPECT_EQ(calls, 3);
 }
 
-TEST(Store, SameBytesAreNotStoredTwice) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, SameBytesAreNotStoredTwice) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   const NewDocument doc = MakeDocument("Same", {"identical bytes"}, 0);
   auto first = store->AddDocument(doc);
@@ -213,9 +213,8 @@ TEST(Store, SameBytesAreNotStoredTwice) {
   EXPECT_EQ(store->FindDocumentBySha256("xyz").status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(Store, ValidatesDocumentsBeforeWriting) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, ValidatesDocumentsBeforeWriting) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   NewDocument bad_sha = MakeDocument("x", {"x"}, 0);
   bad_sha.sha256 = "not-a-digest";
@@ -229,9 +228,8 @@ TEST(Store, ValidatesDocumentsBeforeWriting) {
   EXPECT_EQ(store->CountDocuments().value(), 0);
 }
 
-TEST(Store, FailureMidDocumentLeavesNothing) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, FailureMidDocumentLeavesNothing) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   ASSERT_TRUE(store->AddDocument(MakeDocument("ok", {"kept chunk"}, 4)).ok());
   // Chunks 0 and 1 are written before chunk 2's embedding size fails the insert.
@@ -300,9 +298,8 @@ TEST(Store, KilledWriterLeavesOnlyWholeDocuments) {
   EXPECT_EQ(store->CountChunks().value(), static_cast<int64_t>(list->size()) * kChunksPerDoc);
 }
 
-TEST(Store, DeleteRemovesChunksTextAndSearchRows) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, DeleteRemovesChunksTextAndSearchRows) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   auto keep = store->AddDocument(MakeDocument("keep", {"giraffe kept"}, 2));
   auto drop = store->AddDocument(MakeDocument("drop", {"giraffe dropped", "okapi dropped"}, 2));
@@ -335,9 +332,8 @@ TEST(Store, DeleteRemovesChunksTextAndSearchRows) {
   EXPECT_TRUE(back->inserted);
 }
 
-TEST(Store, ReplaceChunksSwapsChunksAndSearchRowsInOneStep) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, ReplaceChunksSwapsChunksAndSearchRowsInOneStep) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   const NewDocument doc = MakeDocument("zoo", {"giraffe line", "okapi line"}, 2);
   auto added = store->AddDocument(doc);
@@ -377,9 +373,8 @@ TEST(Store, ReplaceChunksSwapsChunksAndSearchRowsInOneStep) {
   EXPECT_EQ(store->ListChunks(added->id).value()[0].id, replaced->added[0]);
 }
 
-TEST(Store, ListsNewestFirstWithPaging) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, ListsNewestFirstWithPaging) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   for (int i = 0; i < 5; ++i)
     ASSERT_TRUE(store->AddDocument(MakeDocument("d" + std::to_string(i), {"x" + std::to_string(i)}, 0)).ok());
@@ -393,9 +388,8 @@ TEST(Store, ListsNewestFirstWithPaging) {
   EXPECT_EQ((*page)[1].title, "d2");
 }
 
-TEST(Store, EmbeddingSizeIsFixedUntilReplaced) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, EmbeddingSizeIsFixedUntilReplaced) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   auto a = store->AddDocument(MakeDocument("a", {"one", "two"}, 4));
   ASSERT_TRUE(a.ok());
@@ -413,9 +407,8 @@ TEST(Store, EmbeddingSizeIsFixedUntilReplaced) {
   EXPECT_TRUE(store->AddDocument(MakeDocument("c", {"five"}, 2)).ok());
 }
 
-TEST(Store, ConcurrentReadersDuringWrites) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("corpus.db"));
+TEST_P(StoreOnBoth, ConcurrentReadersDuringWrites) {
+  auto store = OpenStore();
   ASSERT_TRUE(store);
   std::atomic<bool> done{false};
   std::atomic<int> read_errors{0};
