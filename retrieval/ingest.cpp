@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <unordered_map>
+#include <vector>
 
 #include "corpus/sha256.h"
 #include "retrieval/embedder.h"
@@ -180,6 +182,37 @@ Result<int64_t> Ingestor::Delete(corpus::DocumentId id) {
   if (on_change_) on_change_();
   RAGD_RETURN_IF_ERROR(st);
   return static_cast<int64_t>(removed->size());
+}
+
+Result<std::pair<int64_t, int64_t>> Ingestor::Follow(std::span<const corpus::Change> changes) {
+  // The last change of each chunk decides; a re-embedded chunk leaves the
+  // index first and comes back with its new vector.
+  std::unordered_map<corpus::ChunkId, corpus::Change::Op> last;
+  for (const corpus::Change& c : changes) last[c.chunk_id] = c.op;
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  std::vector<int64_t> remove;
+  std::vector<corpus::ChunkId> add;
+  for (const auto& [id, op] : last) {
+    const bool present = index_->Contains(id);
+    if (op != corpus::Change::Op::kAdd && present) remove.push_back(id);
+    if (op == corpus::Change::Op::kEmbed || (op == corpus::Change::Op::kAdd && !present)) add.push_back(id);
+  }
+  std::sort(add.begin(), add.end());
+  auto chunks = store_->GetChunks(add, /*with_embeddings=*/true);
+  if (!chunks.ok()) return chunks.status();
+  std::vector<int64_t> ids;
+  std::vector<float> flat;
+  const size_t dim = static_cast<size_t>(embedder_->dimension());
+  for (const corpus::ChunkRecord& c : *chunks) {
+    if (c.embedding.size() != dim) continue;  // none, or of another model: not searchable by vector
+    ids.push_back(c.id);
+    flat.insert(flat.end(), c.embedding.begin(), c.embedding.end());
+  }
+  Status st = index_->Remove(remove);
+  if (st.ok()) st = index_->Add(ids, flat);
+  if ((!remove.empty() || !ids.empty()) && on_change_) on_change_();
+  RAGD_RETURN_IF_ERROR(st);
+  return std::make_pair(static_cast<int64_t>(ids.size()), static_cast<int64_t>(remove.size()));
 }
 
 }  // namespace ragd::retrieval

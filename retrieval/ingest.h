@@ -16,8 +16,10 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/status.h"
 #include "corpus/chunker.h"
@@ -86,6 +88,14 @@ class Ingestor {
   // as for IngestBytes. kNotFound when absent.
   Result<IngestResult> Reindex(corpus::DocumentId id, const std::atomic<bool>* cancel = nullptr,
                                const std::function<void(int64_t done, int64_t total)>& progress = {});
+
+  // Brings the vector index in line with changes other processes made to a
+  // shared store (corpus::Store::ChangesSince), in order: a chunk whose last
+  // change removed it leaves the index, one added or re-embedded is (re)read
+  // from the store and added unless already there (this process's own
+  // writes are, since they reach the index under the same lock). Chunks
+  // deleted since are skipped. Returns the vectors added and removed.
+  Result<std::pair<int64_t, int64_t>> Follow(std::span<const corpus::Change> changes);
 
  private:
   // Chunks `text` and embeds the chunks (with their heading context when

@@ -1,5 +1,7 @@
 #include "retrieval/retriever.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <unordered_set>
 
@@ -115,10 +117,16 @@ Retriever::Retriever(RetrieverOptions options, std::shared_ptr<const Embedder> e
                                          [this] { OnChange(); });
 }
 
-Retriever::~Retriever() { (void)SaveIndex(); }
+Retriever::~Retriever() {
+  stop_ = true;
+  if (follower_.joinable()) follower_.join();
+  (void)SaveIndex();
+}
 
 std::string Retriever::index_path() const { return options_.data_dir + "/vectors.faiss"; }
-std::string Retriever::database_path() const { return options_.data_dir + "/corpus.db"; }
+std::string Retriever::database_path() const {
+  return options_.postgres_url.empty() ? options_.data_dir + "/corpus.db" : "the PostgreSQL corpus";
+}
 
 Result<std::unique_ptr<Retriever>> Retriever::Open(const RetrieverOptions& options,
                                                    std::shared_ptr<const Embedder> embedder,
@@ -129,21 +137,57 @@ Result<std::unique_ptr<Retriever>> Retriever::Open(const RetrieverOptions& optio
   if (ec) return Status::IoError("cannot create " + options.data_dir + ": " + ec.message());
   corpus::StoreOptions so;
   so.path = options.data_dir + "/corpus.db";
+  so.postgres_url = options.postgres_url;
   so.synchronous_full = options.synchronous_full;
   auto store = corpus::Store::Open(so);
   if (!store.ok()) return store.status();
+  // Read before the index is checked against the store: what commits later
+  // is followed (see the file comment).
+  auto last_change = (*store)->LastChange();
+  if (!last_change.ok()) return last_change.status();
   auto stored_dim = (*store)->EmbeddingDim();
   if (!stored_dim.ok()) return stored_dim.status();
   if (*stored_dim != 0 && *stored_dim != embedder->dimension()) {
-    return Status::InvalidArgument(so.path + " holds embeddings of dimension " + std::to_string(*stored_dim) +
+    return Status::InvalidArgument((so.postgres_url.empty() ? so.path : "the PostgreSQL corpus") +
+                                   " holds embeddings of dimension " + std::to_string(*stored_dim) +
                                    " but the model " + embedder->name() + " makes " +
                                    std::to_string(embedder->dimension()));
   }
   auto index = LoadOrRebuildIndex(**store, options.data_dir + "/vectors.faiss", embedder->dimension(),
                                   options.index, report);
   if (!index.ok()) return index.status();
-  return std::unique_ptr<Retriever>(
+  std::unique_ptr<Retriever> retriever(
       new Retriever(options, std::move(embedder), std::move(*store), std::move(*index)));
+  retriever->followed_ = *last_change;
+  if (!options.postgres_url.empty())
+    retriever->follower_ = std::thread([r = retriever.get()] { r->FollowChanges(); });
+  return retriever;
+}
+
+void Retriever::FollowChanges() {
+  constexpr int kBatch = 4096;  // changes applied at once
+  bool failing = false;         // report a failure once, not once per poll
+  while (!stop_) {
+    // Waits in slices so that the destructor is not held up for long.
+    auto woke = store_->WaitForChange(std::min(options_.follow_poll_ms, 250));
+    (void)woke;  // a notice or a timeout: read the sequence either way
+    for (;;) {
+      auto changes = store_->ChangesSince(followed_, kBatch);
+      Result<std::pair<int64_t, int64_t>> applied =
+          changes.ok() ? ingestor_->Follow(*changes) : Result<std::pair<int64_t, int64_t>>(changes.status());
+      if (!applied.ok()) {
+        if (!failing)
+          std::fprintf(stderr, "ragd: following the corpus: %s\n", applied.status().ToString().c_str());
+        failing = true;
+        break;
+      }
+      failing = false;
+      if (changes->empty()) break;
+      followed_vectors_ += applied->first + applied->second;
+      followed_ = changes->back().seq;
+      if (changes->size() < static_cast<size_t>(kBatch) || stop_) break;
+    }
+  }
 }
 
 void Retriever::OnChange() {

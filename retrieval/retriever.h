@@ -14,6 +14,15 @@
 // crash loses at most the index changes since the last save, which the next
 // Open() repairs.
 //
+// A shared store (RetrieverOptions::postgres_url: the corpus of N replicas
+// in one PostgreSQL database) is written by other processes too: the
+// retriever then follows the store's change sequence on a thread of its
+// own, waking on each commit's notice (LISTEN) and at least every
+// follow_poll_ms, and adds and removes those chunks' vectors in its index.
+// Open() notes the sequence's end before checking the index against the
+// store, and follows from there, so nothing committed meanwhile is missed.
+// The index file stays per replica (in data_dir), derived from the store.
+//
 // Thread-safety: all methods may be called from any thread at once (see
 // HybridSearcher and Ingestor).
 #pragma once
@@ -23,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "common/status.h"
 #include "corpus/store.h"
@@ -35,6 +45,8 @@ namespace ragd::retrieval {
 
 struct RetrieverOptions {
   std::string data_dir = "data";   // holds corpus.db and vectors.faiss (created when missing)
+  std::string postgres_url;        // non-empty: the corpus lives in this PostgreSQL database, not corpus.db
+  int follow_poll_ms = 1000;       // shared store: longest wait between looks at the change sequence
   VectorIndexOptions index;        // index kind and HNSW parameters
   IngestOptions ingest;            // extraction limits and chunking
   bool synchronous_full = true;    // store commits reach the disk before returning
@@ -82,6 +94,11 @@ class Retriever {
   // Writes the index now if it changed since the last save.
   Status SaveIndex();
 
+  // Shared store: the last change of the sequence the index reflects, and
+  // the vectors added and removed by following it (0 otherwise).
+  int64_t followed_change() const { return followed_.load(); }
+  int64_t followed_vectors() const { return followed_vectors_.load(); }
+
   corpus::Store& store() { return *store_; }
   const corpus::Store& store() const { return *store_; }
   const VectorIndex& index() const { return *index_; }
@@ -93,7 +110,8 @@ class Retriever {
  private:
   Retriever(RetrieverOptions options, std::shared_ptr<const Embedder> embedder,
             std::unique_ptr<corpus::Store> store, std::unique_ptr<VectorIndex> index);
-  void OnChange();  // called by the ingestor under its write lock
+  void OnChange();       // called by the ingestor under its write lock
+  void FollowChanges();  // the follower thread (shared store)
 
   RetrieverOptions options_;
   std::shared_ptr<const Embedder> embedder_;
@@ -104,6 +122,10 @@ class Retriever {
   std::mutex save_mutex_;
   std::atomic<bool> dirty_{false};
   std::chrono::steady_clock::time_point last_save_;  // GUARDED_BY(save_mutex_)
+  std::atomic<int64_t> followed_{0};
+  std::atomic<int64_t> followed_vectors_{0};
+  std::atomic<bool> stop_{false};
+  std::thread follower_;  // shared store only
 };
 
 // Loads the index at `path`, repairing or rebuilding it from the store's

@@ -339,6 +339,11 @@ IdSummary VectorIndex::Summary() const {
   return s;
 }
 
+bool VectorIndex::Contains(int64_t id) const {
+  std::shared_lock lock(mutex_);
+  return impl_->map->rev_map.count(id) != 0;
+}
+
 std::vector<int64_t> VectorIndex::Ids() const {
   std::shared_lock lock(mutex_);
   return std::vector<int64_t>(impl_->map->id_map.begin(), impl_->map->id_map.end());

@@ -78,6 +78,7 @@ class VectorIndex {
   const std::string& kind() const { return options_.kind; }
   int64_t size() const;
   IdSummary Summary() const;
+  bool Contains(int64_t id) const;
   // Every id in the index, in insertion order.
   std::vector<int64_t> Ids() const;
 

@@ -8,8 +8,11 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <thread>
 
 #include "tests/retrieval/test_models.h"
+#include "tests/support/postgres.h"
 #include "tests/support/temp_dir.h"
 
 namespace ragd::retrieval {
@@ -64,10 +67,20 @@ const Doc kDocs[] = {
      "</body></html>"},
 };
 
+// kind: "flat", "hnsw", or "flat+postgres": a flat index over a corpus in
+// the test PostgreSQL (one schema per folder, the same on every call).
 RetrieverOptions Options(const std::string& dir, const std::string& kind = "flat") {
   RetrieverOptions o;
   o.data_dir = dir;
   o.index.kind = kind;
+  if (const size_t plus = kind.find("+postgres"); plus != std::string::npos) {
+    static std::map<std::string, std::string> schemas;
+    std::string& url = schemas[dir];
+    if (url.empty()) url = ragd::testing::FreshPostgresSchema();
+    o.postgres_url = url;
+    o.index.kind = kind.substr(0, plus);
+    o.follow_poll_ms = 100;
+  }
   o.synchronous_full = false;
   o.ingest.chunking.target_tokens = 48;
   o.ingest.chunking.overlap_tokens = 8;
@@ -340,6 +353,53 @@ TEST_P(RetrieverTest, IndexPersistsAndRebuildsFromTheStore) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, RetrieverTest, ::testing::Values("flat", "hnsw"));
+INSTANTIATE_TEST_SUITE_P(OnPostgres, RetrieverTest, ::testing::Values("flat+postgres"));
+
+// Waits (bounded, generously) until `r`'s index holds `vectors` vectors.
+bool IndexReaches(const Retriever& r, int64_t vectors) {
+  for (int i = 0; i < 3000 && r.index().size() != vectors; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return r.index().size() == vectors;
+}
+
+// Two replicas on one PostgreSQL corpus, each with its own index file: what
+// one writes, the other's index follows (the change sequence).
+TEST(SharedCorpusTest, ReplicasFollowEachOthersWrites) {
+  ragd::testing::TempDir dir_a, dir_b;
+  const RetrieverOptions oa = Options(dir_a.path(), "flat+postgres");
+  RetrieverOptions ob = Options(dir_b.path(), "flat");
+  ob.postgres_url = oa.postgres_url;
+  ob.follow_poll_ms = 100;
+  auto a = OpenCorpus(oa);
+  auto b = OpenCorpus(ob);
+  ASSERT_TRUE(a && b);
+  IngestAll(*a);
+  const int64_t chunks = *a->store().CountChunks();
+  ASSERT_TRUE(IndexReaches(*b, chunks)) << b->index().size() << " of " << chunks;
+  EXPECT_EQ(b->index().Summary(), a->index().Summary());
+  // B answers from vectors it never embedded (a paraphrase: the dense half).
+  EXPECT_EQ(TopFile(*b, "how do mountains spew molten rock?"), "volcanoes.md");
+  EXPECT_EQ(TopFile(*b, "Sicilian"), "chess.md");
+
+  // A delete on B leaves A's index too.
+  auto volcano = TopFile(*a, "lava");
+  ASSERT_EQ(volcano, "volcanoes.md");
+  auto hits = a->Search("lava");
+  ASSERT_TRUE(hits.ok() && !hits->empty());
+  const auto removed = b->DeleteDocument((*hits)[0].document_id);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  ASSERT_TRUE(IndexReaches(*a, chunks - *removed));
+  EXPECT_NE(TopFile(*a, "how do mountains spew molten rock?"), "volcanoes.md");
+  EXPECT_GT(a->followed_vectors(), 0);
+
+  // A replica that was down catches up when it starts again.
+  b.reset();
+  ASSERT_TRUE(a->Ingest("Quantum computers use qubits in superposition.", "quantum.txt").ok());
+  b = OpenCorpus(ob);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->index().size(), a->index().size());
+  EXPECT_EQ(TopFile(*b, "qubits superposition"), "quantum.txt");
+}
 
 TEST(FusionTest, ReciprocalRankFusion) {
   auto fused = FuseReciprocalRank({{1, 2, 3}, {3, 4, 1}}, 60);
