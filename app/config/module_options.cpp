@@ -33,6 +33,7 @@ inference::SchedulerOptions SchedulerOptionsFor(const Config& config) {
 retrieval::RetrieverOptions RetrieverOptionsFor(const Config& config) {
   retrieval::RetrieverOptions o;
   o.data_dir = config.data_dir;
+  o.postgres_url = config.storage.postgres_url;  // non-empty: the corpus is shared there too
   o.index.kind = config.retrieval.index;
   o.ingest.chunking.target_tokens = static_cast<int>(config.retrieval.chunk_tokens);
   o.ingest.chunking.overlap_tokens = static_cast<int>(config.retrieval.chunk_overlap);
