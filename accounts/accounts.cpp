@@ -15,7 +15,7 @@ Accounts::Accounts(const AccountsOptions& options, std::shared_ptr<Db> db)
       api_keys_(db_, &users_, clock_),
       sessions_(db_, &users_, clock_, options.sessions),
       quota_(db_, clock_, options.quota),
-      rate_limiter_(clock_, options.rate_limits),
+      rate_limiter_(db_, clock_, options.rate_limits),
       login_throttle_(clock_, options.login_throttle),
       conversations_(db_, clock_),
       feedback_(db_, clock_) {}

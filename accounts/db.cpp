@@ -38,6 +38,10 @@ namespace {
 //            held (v4) is the reservation of a request still running (0 once
 //            it ended), counted while now < held_until (quota.h, Leases); a
 //            row is inserted with the reservation, before any token.
+// rate_buckets (v4) each user's rate-limit buckets (rate_limiter.h): levels
+//            in units of 1/60000 request or token, as of updated_ms (Unix
+//            milliseconds). No foreign key: a bucket outliving its user is
+//            the same as a full one.
 // conversations (v3) the chat page's conversations of one user; title ''
 //            until the first question names it (conversations.h).
 // messages   (v3) the turns of a conversation, in id order (AUTOINCREMENT:
@@ -195,6 +199,12 @@ CREATE TABLE feedback (
 ALTER TABLE usage ADD COLUMN held BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE usage ADD COLUMN held_until BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX usage_holds ON usage(user_id, held_until) WHERE held > 0;
+CREATE TABLE rate_buckets (
+  user_id    BIGINT  PRIMARY KEY,
+  requests   BIGINT  NOT NULL,
+  tokens     BIGINT  NOT NULL,
+  updated_ms BIGINT  NOT NULL
+);
 )sql",
      nullptr},
 };
@@ -365,9 +375,16 @@ Result<std::vector<std::pair<std::string, int64_t>>> Db::Copy(Db& from, Db& to) 
   return counts;
 }
 
-Status Db::Migrate() {
+Status Db::InTransaction(const std::function<Status()>& body) {
   RAGD_RETURN_IF_ERROR(Begin());
-  auto body = [&]() -> Status {
+  Status status = body();
+  if (status.ok()) status = Commit();
+  if (!status.ok()) (void)Rollback();
+  return status;
+}
+
+Status Db::Migrate() {
+  return InTransaction([&]() -> Status {
     Result<int> version = ReadVersion();
     if (!version.ok()) return version.status();
     if (*version > kSchemaVersion) {
@@ -382,11 +399,7 @@ Status Db::Migrate() {
                                          " failed: " + status.message());
     }
     return WriteVersion(kSchemaVersion);
-  };
-  Status status = body();
-  if (status.ok()) status = Commit();
-  if (!status.ok()) (void)Rollback();
-  return status;
+  });
 }
 
 }  // namespace ragd::accounts

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -117,6 +118,9 @@ class Db {
   virtual Status Begin() = 0;
   Status Commit() { return Exec("COMMIT"); }
   Status Rollback() { return Exec("ROLLBACK"); }
+  // Begin(), `body`, then Commit(), or Rollback() when either fails (the
+  // failure is returned). Caller holds Lock().
+  Status InTransaction(const std::function<Status()>& body);
 
   // The schema version this build writes.
   static int SchemaVersion();

@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <functional>
 #include <mutex>
-#include <thread>
 #include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "accounts/store_writer.h"
 
 namespace ragd::accounts {
 
@@ -46,78 +45,25 @@ struct QuotaLedger::Core {
   std::unordered_set<int64_t> open;  // guarded by holds_mu
   int64_t renewed_at = 0;            // guarded by holds_mu: clock seconds of the last renewal
 
-  // The usage rows are written by one thread of the ledger's own, in the
+  // The usage rows are written by a thread of the ledger's own, in the
   // order posted, never by the thread that reports or settles (the
   // inference thread must not wait on the store while the writer keeps up).
-  // The same thread renews the holds while nothing else is to be written.
-  std::mutex write_mu;
-  std::condition_variable write_cv;
-  std::deque<std::function<void()>> writes;  // guarded by write_mu
-  uint64_t posted = 0;                       // guarded by write_mu: tasks ever posted
-  uint64_t done = 0;                         // guarded by write_mu: tasks finished, in order
-  bool stopping = false;                     // guarded by write_mu
-  std::thread writer;
+  // The same thread renews the holds every third of a lease.
+  std::unique_ptr<StoreWriter> writer;  // last: its tasks use the rest
 
-  ~Core() {
-    {
-      std::lock_guard<std::mutex> lock(write_mu);
-      stopping = true;
-    }
-    write_cv.notify_all();
-    if (writer.joinable()) writer.join();
-  }
+  ~Core() { writer.reset(); }  // writes what was posted
 
   void Start() {
-    writer = std::thread([this] { WriterLoop(); });
+    writer = std::make_unique<StoreWriter>(
+        [this] {
+          auto lock = db->Lock();
+          RenewHolds(clock->NowSeconds(), /*only_if_due=*/false);
+        },
+        std::chrono::seconds(kHoldLeaseSeconds / 3));
   }
 
-  void Post(std::function<void()> task) {
-    {
-      std::lock_guard<std::mutex> lock(write_mu);
-      writes.push_back(std::move(task));
-      ++posted;
-    }
-    write_cv.notify_all();
-  }
-
-  // Returns once everything posted before the call has been written (later
-  // posts do not keep it waiting).
-  void Flush() {
-    std::unique_lock<std::mutex> lock(write_mu);
-    const uint64_t target = posted;
-    write_cv.wait(lock, [&] { return done >= target; });
-  }
-
-  void WriterLoop() {
-    // Renewals go by the wall clock: a ledger busy writing still renews.
-    const auto renew_every = std::chrono::seconds(kHoldLeaseSeconds / 3);
-    auto next_renewal = std::chrono::steady_clock::now() + renew_every;
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(write_mu);
-        write_cv.wait_until(lock, next_renewal, [&] { return stopping || !writes.empty(); });
-        if (writes.empty() && stopping) return;  // everything written
-        if (!writes.empty()) {
-          task = std::move(writes.front());
-          writes.pop_front();
-        }
-      }
-      if (task) {
-        task();
-        {
-          std::lock_guard<std::mutex> lock(write_mu);
-          ++done;
-        }
-        write_cv.notify_all();
-      }
-      if (std::chrono::steady_clock::now() >= next_renewal) {
-        auto db_lock = db->Lock();
-        RenewHolds(clock->NowSeconds(), /*only_if_due=*/false);
-        next_renewal = std::chrono::steady_clock::now() + renew_every;
-      }
-    }
-  }
+  void Post(std::function<void()> task) { writer->Post(std::move(task)); }
+  void Flush() { writer->Flush(); }
 
   // Moves the lease of this ledger's open holds to `now` + kHoldLeaseSeconds;
   // `only_if_due`: unless that was done within the last third of a lease.
@@ -191,26 +137,24 @@ struct QuotaLedger::Core {
   // none). Caller holds the Db lock.
   Result<Counts> Count(int64_t user_id, int64_t now, int64_t except) {
     RenewHolds(now, /*only_if_due=*/true);  // ours are live whatever the clock did
-    Counts counts;
-    Result<Statement> used = db->Prepare(
-        "SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM usage "
-        "WHERE user_id = ? AND created_at >= ? AND created_at < ? AND id <> ?");
-    if (!used.ok()) return used.status();
-    used->Bind(1, user_id).Bind(2, PeriodStart(options.period, now)).Bind(3, PeriodEnd(options.period, now));
-    used->Bind(4, except);
-    Result<bool> row = used->Step();
-    if (!row.ok()) return row.status();
-    counts.used = *row ? used->ColumnInt(0) : 0;
+    // One statement, so one snapshot: checkpoint writes of other replicas
+    // move tokens from held to used without the user's row lock, and two
+    // statements could see one side of such a move and not the other.
     // `held > 0` lets both engines use the partial index usage_holds.
-    Result<Statement> held = db->Prepare(
-        "SELECT COALESCE(SUM(held - prompt_tokens - completion_tokens), 0) FROM usage "
-        "WHERE user_id = ? AND held > 0 AND held_until > ? AND held > prompt_tokens + completion_tokens "
-        "AND id <> ?");
-    if (!held.ok()) return held.status();
-    held->Bind(1, user_id).Bind(2, now).Bind(3, except);
-    row = held->Step();
+    Result<Statement> sums = db->Prepare(
+        "SELECT (SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM usage "
+        "        WHERE user_id = ? AND created_at >= ? AND created_at < ? AND id <> ?), "
+        "       (SELECT COALESCE(SUM(held - prompt_tokens - completion_tokens), 0) FROM usage "
+        "        WHERE user_id = ? AND held > 0 AND held_until > ? AND held > prompt_tokens + "
+        "completion_tokens "
+        "        AND id <> ?)");
+    if (!sums.ok()) return sums.status();
+    sums->Bind(1, user_id).Bind(2, PeriodStart(options.period, now)).Bind(3, PeriodEnd(options.period, now));
+    sums->Bind(4, except).Bind(5, user_id).Bind(6, now).Bind(7, except);
+    Result<bool> row = sums->Step();
     if (!row.ok()) return row.status();
-    counts.held = *row ? held->ColumnInt(0) : 0;
+    Counts counts;
+    if (*row) counts = Counts{sums->ColumnInt(0), sums->ColumnInt(1)};
     return counts;
   }
 
@@ -238,8 +182,7 @@ struct QuotaLedger::Core {
     Flush();
     const int64_t now = clock->NowSeconds();
     auto lock = db->Lock();
-    RAGD_RETURN_IF_ERROR(db->Begin());
-    auto body = [&]() -> Status {
+    return db->InTransaction([&]() -> Status {
       // A no-op write whose row lock serializes the checks of one user on
       // PostgreSQL; SQLite's write transaction already serializes them all.
       Result<Statement> turn = db->Prepare("UPDATE users SET disabled = disabled WHERE id = ?");
@@ -250,13 +193,7 @@ struct QuotaLedger::Core {
       if (!counts.ok()) return counts.status();
       RAGD_RETURN_IF_ERROR(CheckRoom(*counts, tokens, limit, now, refusal));
       return apply();
-    };
-    Status st = body();
-    if (!st.ok()) {
-      (void)db->Rollback();
-      return st;
-    }
-    return db->Commit();
+    });
   }
 
   // Ends the reservation of row `row`: posts its final write with prompt +

@@ -1,13 +1,14 @@
 #include "accounts/rate_limiter.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
+#include <utility>
 
 namespace ragd::accounts {
 namespace {
 
-constexpr int64_t kScale = 60000;      // ms per minute; bucket units per whole request/token
-constexpr size_t kPruneAbove = 10000;  // forget idle (full) buckets past this many users
+constexpr int64_t kScale = 60000;  // ms per minute; bucket units per whole request/token
 
 // Whether a bucket of `per_minute` at scaled `level` can pay `need` whole units
 // (see the header on debt).
@@ -30,7 +31,8 @@ int64_t Refilled(int64_t level, int64_t per_minute, int64_t elapsed_ms) {
 
 }  // namespace
 
-RateLimiter::RateLimiter(const Clock* clock, RateLimitOptions options) : clock_(clock), options_(options) {}
+RateLimiter::RateLimiter(std::shared_ptr<Db> db, const Clock* clock, RateLimitOptions options)
+    : db_(std::move(db)), clock_(clock), options_(options) {}
 
 void RateLimiter::Refill(Buckets& b, int64_t now_ms) const {
   int64_t elapsed = std::max<int64_t>(0, now_ms - b.updated_ms);
@@ -39,26 +41,41 @@ void RateLimiter::Refill(Buckets& b, int64_t now_ms) const {
   b.tokens = Refilled(b.tokens, options_.tokens_per_minute, elapsed);
 }
 
-RateLimiter::Buckets& RateLimiter::Find(int64_t user_id, int64_t now_ms) {
-  auto it = users_.find(user_id);
-  if (it != users_.end()) {
-    Refill(it->second, now_ms);
-    return it->second;
-  }
-  if (users_.size() > kPruneAbove) {
-    // A full bucket is the same as no bucket: drop those.
-    for (auto i = users_.begin(); i != users_.end();) {
-      Refill(i->second, now_ms);
-      bool full = i->second.requests >= options_.requests_per_minute * kScale &&
-                  i->second.tokens >= options_.tokens_per_minute * kScale;
-      i = full ? users_.erase(i) : std::next(i);
-    }
-  }
-  Buckets fresh;
-  fresh.requests = options_.requests_per_minute * kScale;
-  fresh.tokens = options_.tokens_per_minute * kScale;
-  fresh.updated_ms = now_ms;
-  return users_[user_id] = fresh;
+Status RateLimiter::WithBuckets(int64_t user_id, const std::function<Status(Buckets&)>& change) {
+  const int64_t now_ms = clock_->NowMillis();
+  auto lock = db_->Lock();
+  return db_->InTransaction([&]() -> Status {
+    // A full bucket for a user met for the first time; then a no-op write
+    // whose row lock makes the replicas' payments of one user take turns
+    // (SQLite's write transaction already serializes them all).
+    Result<Statement> make = db_->Prepare(
+        "INSERT INTO rate_buckets (user_id, requests, tokens, updated_ms) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (user_id) DO NOTHING");
+    if (!make.ok()) return make.status();
+    make->Bind(1, user_id).Bind(2, options_.requests_per_minute * kScale);
+    make->Bind(3, options_.tokens_per_minute * kScale).Bind(4, now_ms);
+    RAGD_RETURN_IF_ERROR(make->Run());
+    Result<Statement> turn =
+        db_->Prepare("UPDATE rate_buckets SET updated_ms = updated_ms WHERE user_id = ?");
+    if (!turn.ok()) return turn.status();
+    turn->Bind(1, user_id);
+    RAGD_RETURN_IF_ERROR(turn->Run());
+    Result<Statement> read =
+        db_->Prepare("SELECT requests, tokens, updated_ms FROM rate_buckets WHERE user_id = ?");
+    if (!read.ok()) return read.status();
+    read->Bind(1, user_id);
+    Result<bool> row = read->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Internal("the rate-limit bucket row vanished");
+    Buckets b{read->ColumnInt(0), read->ColumnInt(1), read->ColumnInt(2)};
+    Refill(b, now_ms);
+    RAGD_RETURN_IF_ERROR(change(b));
+    Result<Statement> write =
+        db_->Prepare("UPDATE rate_buckets SET requests = ?, tokens = ?, updated_ms = ? WHERE user_id = ?");
+    if (!write.ok()) return write.status();
+    write->Bind(1, b.requests).Bind(2, b.tokens).Bind(3, b.updated_ms).Bind(4, user_id);
+    return write->Run();
+  });
 }
 
 Status RateLimiter::Admit(int64_t user_id, int64_t tokens, Refusal* refusal) {
@@ -75,34 +92,39 @@ Status RateLimiter::Pay(int64_t user_id, int64_t requests, int64_t tokens, Refus
   const int64_t rpm = options_.requests_per_minute;
   const int64_t tpm = options_.tokens_per_minute;
   if (rpm <= 0 && tpm <= 0) return Status::Ok();
-  std::lock_guard<std::mutex> lock(mu_);
-  Buckets& b = Find(user_id, clock_->NowMillis());
-  bool requests_ok = rpm <= 0 || CanPay(b.requests, rpm, requests);
-  bool tokens_ok = tpm <= 0 || CanPay(b.tokens, tpm, tokens);
-  if (requests_ok && tokens_ok) {
-    if (rpm > 0) b.requests -= requests * kScale;
-    if (tpm > 0) b.tokens -= tokens * kScale;
-    return Status::Ok();
-  }
-  int64_t wait = 1;
-  if (!requests_ok) wait = std::max(wait, SecondsUntil(b.requests, rpm, 1));
-  if (!tokens_ok) wait = std::max(wait, SecondsUntil(b.tokens, tpm, tokens));
-  if (refusal) *refusal = Refusal{wait, -1};
-  std::string what = !requests_ok ? std::to_string(rpm) + " requests per minute"
-                                  : std::to_string(tpm) + " tokens per minute";
-  return Status::ResourceExhausted("rate limit of " + what + " reached; retry in " + std::to_string(wait) +
-                                   " s");
+  writer_.Flush();  // this replica's refunds so far are in the buckets
+  return WithBuckets(user_id, [&](Buckets& b) -> Status {
+    bool requests_ok = rpm <= 0 || CanPay(b.requests, rpm, requests);
+    bool tokens_ok = tpm <= 0 || CanPay(b.tokens, tpm, tokens);
+    if (requests_ok && tokens_ok) {
+      if (rpm > 0) b.requests -= requests * kScale;
+      if (tpm > 0) b.tokens -= tokens * kScale;
+      return Status::Ok();
+    }
+    int64_t wait = 1;
+    if (!requests_ok) wait = std::max(wait, SecondsUntil(b.requests, rpm, 1));
+    if (!tokens_ok) wait = std::max(wait, SecondsUntil(b.tokens, tpm, tokens));
+    if (refusal) *refusal = Refusal{wait, -1};
+    std::string what = !requests_ok ? std::to_string(rpm) + " requests per minute"
+                                    : std::to_string(tpm) + " tokens per minute";
+    return Status::ResourceExhausted("rate limit of " + what + " reached; retry in " + std::to_string(wait) +
+                                     " s");
+  });
 }
 
 void RateLimiter::Refund(int64_t user_id, int64_t tokens) {
   const int64_t tpm = options_.tokens_per_minute;
   if (tpm <= 0 || tokens <= 0) return;
   tokens = std::min(tokens, tpm);
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = users_.find(user_id);
-  if (it == users_.end()) return;
-  Refill(it->second, clock_->NowMillis());
-  it->second.tokens = std::min(tpm * kScale, it->second.tokens + tokens * kScale);
+  writer_.Post([this, user_id, tokens, tpm] {
+    Status st = WithBuckets(user_id, [&](Buckets& b) -> Status {
+      b.tokens = std::min(tpm * kScale, b.tokens + tokens * kScale);
+      return Status::Ok();
+    });
+    if (!st.ok())
+      std::fprintf(stderr, "ragd: cannot refund %lld rate-limit tokens: %s\n", static_cast<long long>(tokens),
+                   st.message().c_str());
+  });
 }
 
 Status RateLimiter::Enter(int64_t user_id, Refusal* refusal) {

@@ -236,7 +236,7 @@ TEST_P(ConversationsMigration, AVersion2DatabaseGainsTheTables) {
     ASSERT_TRUE((*db)->Exec("DROP TABLE feedback; DROP TABLE messages; DROP TABLE conversations;").ok());
     ASSERT_TRUE((*db)
                     ->Exec("DROP INDEX usage_holds; ALTER TABLE usage DROP COLUMN held; "
-                           "ALTER TABLE usage DROP COLUMN held_until;")
+                           "ALTER TABLE usage DROP COLUMN held_until; DROP TABLE rate_buckets;")
                     .ok());
     ASSERT_TRUE((*db)->Exec(version).ok());
     ASSERT_TRUE(

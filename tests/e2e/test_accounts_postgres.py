@@ -200,3 +200,34 @@ def test_two_replicas_hold_one_budget_under_200_parallel_requests(postgres):
         finally:
             assert a.stop() == 0, a.output()
             assert b.stop() == 0, b.output()
+
+
+def test_two_replicas_draw_from_one_rate_limit(postgres):
+    """The per-minute buckets live in PostgreSQL: a user allowed 10 requests a
+    minute gets 10 across both replicas, not 10 on each."""
+    limits = ["--set", "storage.postgres_url=" + postgres.url, "--set", "quota.requests_per_minute=10",
+              "--set", "quota.max_in_flight=0"]
+    with tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-la-") as data_a, \
+            tempfile.TemporaryDirectory(prefix="ragd-e2e-pg-lb-") as data_b:
+        a = Server(data_a, extra_args=limits).wait_ready()
+        b = Server(data_b, extra_args=limits).wait_ready()
+        try:
+            r = call(a, "POST", "/v1/users", json={"username": "lea"})
+            assert r.status_code == 201, r.text
+            key = r.json()["api_key"]
+
+            def ask(i):
+                return call((a, b)[i % 2], "POST", "/v1/chat/completions", key,
+                            json={"messages": [{"role": "user", "content": "Hi."}], "max_tokens": 1})
+
+            with concurrent.futures.ThreadPoolExecutor(max_workers=30) as pool:
+                results = list(pool.map(ask, range(30)))
+            answered = [i % 2 for i, r in enumerate(results) if r.status_code == 200]
+            for r in results:
+                if r.status_code != 200:
+                    assert r.status_code == 429 and r.json()["error"]["type"] == "rate_limit_error", r.text
+                    assert int(r.headers["Retry-After"]) >= 1
+            assert len(answered) == 10, [r.status_code for r in results]
+        finally:
+            assert a.stop() == 0, a.output()
+            assert b.stop() == 0, b.output()
