@@ -167,18 +167,28 @@ Result<std::unique_ptr<Retriever>> Retriever::Open(const RetrieverOptions& optio
 void Retriever::FollowChanges() {
   constexpr int kBatch = 4096;  // changes applied at once
   bool failing = false;         // report a failure once, not once per poll
+  auto report = [&failing](const Status& status) {
+    if (!failing) std::fprintf(stderr, "ragd: following the corpus: %s\n", status.ToString().c_str());
+    failing = true;
+  };
   while (!stop_) {
     // Waits in slices so that the destructor is not held up for long.
-    auto woke = store_->WaitForChange(std::min(options_.follow_poll_ms, 250));
-    (void)woke;  // a notice or a timeout: read the sequence either way
+    const int wait_ms = std::min(options_.follow_poll_ms, 250);
+    auto woke = store_->WaitForChange(wait_ms);
+    // A notice or a timeout: read the sequence either way. A failure (the
+    // database away) returns at once: wait here instead, not to spin, and
+    // try again (the index catches up once the database is back).
+    if (!woke.ok()) {
+      report(woke.status());
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+      continue;
+    }
     for (;;) {
       auto changes = store_->ChangesSince(followed_, kBatch);
       Result<std::pair<int64_t, int64_t>> applied =
           changes.ok() ? ingestor_->Follow(*changes) : Result<std::pair<int64_t, int64_t>>(changes.status());
       if (!applied.ok()) {
-        if (!failing)
-          std::fprintf(stderr, "ragd: following the corpus: %s\n", applied.status().ToString().c_str());
-        failing = true;
+        report(applied.status());
         break;
       }
       failing = false;

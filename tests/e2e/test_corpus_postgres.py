@@ -5,17 +5,19 @@ its words (found by the shared full-text search at once) and a paraphrase
 sharing none, which only B's vector index can answer, once it has followed
 the store's change sequence. The time from A's acknowledgement to B's
 first retrieval by paraphrase is printed (docs/scale-out.md, "The corpus on
-PostgreSQL"). A delete on B reaches A, and a restarted replica finds it all."""
+PostgreSQL"). A delete on B reaches A, B follows again after an outage of
+the database, and a restarted replica finds it all."""
 import json
 import os
 import statistics
+import subprocess
 import tempfile
 import time
 
 import requests
 
 from conftest import Server
-from test_accounts_postgres import postgres  # noqa: F401 (the module's private PostgreSQL)
+from test_accounts_postgres import FIXTURE, postgres  # noqa: F401 (the module's private PostgreSQL)
 
 # (file, a question sharing its words, a paraphrase sharing none of them, text)
 FACTS = [
@@ -29,6 +31,8 @@ FACTS = [
     ("mirrane.txt", "How many bells hang in the Mirrane tower?", "How many chimes are in that belfry?",
      "Mirrane tower\n\nThe Mirrane tower holds eleven bells, the largest cast in 1821 and named Old Hesper by "
      "the town's ringers."),
+    ("ostrel.txt", "What colour are the Ostrel ferries?", "Which hue do those boats wear?",
+     "Ostrel ferries\n\nThe Ostrel ferries are painted saffron yellow with a green stripe along the hull."),
 ]
 
 
@@ -67,7 +71,7 @@ def test_a_document_uploaded_on_one_replica_is_retrieved_on_the_other(postgres):
         try:
             delays = []
             ids = {}
-            for name, question, paraphrase, text in FACTS:
+            for name, question, paraphrase, text in FACTS[:3]:
                 r = upload(a, name, text)
                 acknowledged = time.monotonic()
                 assert r.status_code == 201, r.text
@@ -94,6 +98,15 @@ def test_a_document_uploaded_on_one_replica_is_retrieved_on_the_other(postgres):
             gone = requests.delete(f"{b.url}/v1/documents/{ids[name]}", headers=b.headers(), timeout=30)
             assert gone.status_code in (200, 204), gone.text
             wait_until(lambda: ids[name] not in cited_documents(a, question), f"A still retrieves {name}")
+
+            # An outage of the database: once it is back, B's index follows A's uploads again.
+            subprocess.run([FIXTURE, "pause", postgres.folder], check=True, timeout=120)
+            time.sleep(1)
+            subprocess.run([FIXTURE, "resume", postgres.folder], check=True, timeout=120)
+            name, question, paraphrase, text = FACTS[3]
+            wait_until(lambda: upload(a, name, text).status_code in (200, 201), f"A cannot upload after the outage:\n{a.output()}")
+            new_id = requests.get(a.url + "/v1/documents", headers=a.headers(), timeout=30).json()["documents"][0]["id"]
+            wait_until(lambda: new_id in cited_documents(b, paraphrase), f"B stopped following:\n{b.output()}")
 
             # A replica restarted finds the corpus in the database, its index repaired from it.
             assert b.stop() == 0, b.output()

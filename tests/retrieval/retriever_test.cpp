@@ -392,6 +392,22 @@ TEST(SharedCorpusTest, ReplicasFollowEachOthersWrites) {
   EXPECT_NE(TopFile(*a, "how do mountains spew molten rock?"), "volcanoes.md");
   EXPECT_GT(a->followed_vectors(), 0);
 
+  // A reindex (smaller chunks) on A swaps the chunks in B's index too.
+  RetrieverOptions smaller = oa;
+  smaller.ingest.chunking.target_tokens = 16;
+  smaller.ingest.chunking.overlap_tokens = 0;
+  a.reset();
+  a = OpenCorpus(smaller);
+  ASSERT_TRUE(a);
+  auto tcp = a->Search("three-way handshake");
+  ASSERT_TRUE(tcp.ok() && !tcp->empty());
+  auto reindexed = a->Reindex((*tcp)[0].document_id);
+  ASSERT_TRUE(reindexed.ok()) << reindexed.status().ToString();
+  ASSERT_TRUE(IndexReaches(*b, a->index().size()));
+  for (int i = 0; i < 3000 && !(b->index().Summary() == a->index().Summary()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(b->index().Summary(), a->index().Summary());
+
   // A replica that was down catches up when it starts again.
   b.reset();
   ASSERT_TRUE(a->Ingest("Quantum computers use qubits in superposition.", "quantum.txt").ok());
