@@ -736,41 +736,44 @@ Result<std::vector<LexicalHit>> PostgresStore::SearchLexical(
   std::vector<LexicalHit> hits;
   if (top_k <= 0) return hits;
   // The same terms as on SQLite (syntax dropped, English function words
-  // dropped). A term holds only letters, digits and non-ASCII bytes, so in
-  // websearch syntax nothing in it is an operator (but the word "or"), and
-  // in an array literal nothing needs escaping.
-  std::string ored, array = "{";
+  // dropped). A term holds only letters, digits and non-ASCII bytes: in an
+  // array literal nothing in it needs escaping, and neither does a lexeme
+  // made from it inside quotes of a tsquery.
+  std::string spaced, array = "{";
   for (const std::string& term : FtsTerms(RepairUtf8(query))) {
-    if (term.size() == 2 && (term[0] | 0x20) == 'o' && (term[1] | 0x20) == 'r') continue;
-    if (!ored.empty()) {
-      ored += " or ";
+    if (!spaced.empty()) {
+      spaced += ' ';
       array += ',';
     }
-    ored += term;
+    spaced += term;
     array += '"' + term + '"';
   }
   array += '}';
-  if (ored.empty()) return hits;
-  // A query under every configuration, OR-ed: $1 for all the terms, w for one.
-  auto under_each = [](const char* text) {
-    std::string out;
+  if (spaced.empty()) return hits;
+  // The lexemes of `text` under every configuration, each once, OR-ed into
+  // one tsquery (NULL when there are none). Each configuration's query
+  // OR-ed as such would repeat the lexemes the languages share (most, for
+  // most words), and matching and ranking cost grows with the query.
+  auto lexemes_of = [](const char* text) {
+    std::string vectors;
     for (const char* cfg : TextSearchConfigs()) {
-      if (!out.empty()) out += " || ";
-      out += std::string("websearch_to_tsquery('") + cfg + "', " + text + ")";
+      if (!vectors.empty()) vectors += " || ";
+      vectors += std::string("to_tsvector('") + cfg + "', " + text + ")";
     }
-    return out;
+    return "(SELECT string_agg(quote_literal(l), ' | ')::tsquery FROM unnest(tsvector_to_array(" + vectors +
+           ")) l)";
   };
   // The score: the number of the query's terms the chunk holds (as BM25's
   // IDF makes a chunk with more of the terms win), plus its cover density
   // (ts_rank_cd, text weighing 1.0 and the heading, weight B, 0.5) scaled
   // into [0, 1) by normalization 32. Every hit holds a term: score >= 1.
-  std::string sql = "WITH t AS MATERIALIZED (SELECT " + under_each("w") +
+  std::string sql = "WITH t AS MATERIALIZED (SELECT " + lexemes_of("w") +
                     " AS q FROM unnest($3::text[]) w) "
                     "SELECT c.id, c.document_id, (SELECT count(*) FROM t WHERE c.tsv @@ t.q) + "
                     "ts_rank_cd('{0.1, 0.2, 0.5, 1.0}', c.tsv, a.q, 32) AS score "
                     "FROM corpus_chunks c, (SELECT " +
-                    under_each("$1") + " AS q) a WHERE c.tsv @@ a.q";
-  std::vector<Param> params = {Param::Text(ored), Param::Int(top_k), Param::Text(array)};
+                    lexemes_of("$1") + " AS q) a WHERE c.tsv @@ a.q";
+  std::vector<Param> params = {Param::Text(spaced), Param::Int(top_k), Param::Text(array)};
   if (!only_documents.empty()) {
     sql += " AND c.document_id = ANY($4::bigint[])";
     params.push_back(Param::Text(IdArray(only_documents)));

@@ -7,6 +7,8 @@
 // Run by hand:  bench_search [SIZES...]   (default: 10000 100000)
 //   RAGD_BENCH_INDEX=hnsw selects the HNSW index; RAGD_BENCH_WORDS=N sets the
 //   words per chunk (default 150); RAGD_MODELS as for tests.
+//   RAGD_BENCH_POSTGRES=URL puts the corpus in that PostgreSQL database (give
+//   one empty schema per size, e.g. options='-c search_path=b10000', and one size per run).
 #include <time.h>
 
 #include <algorithm>
@@ -156,6 +158,7 @@ int main(int argc, char** argv) {
     o.data_dir = dir;
     o.synchronous_full = false;
     if (kind != nullptr) o.index.kind = kind;
+    if (const char* pg = std::getenv("RAGD_BENCH_POSTGRES"); pg != nullptr) o.postgres_url = pg;
     auto r = retrieval::Retriever::Open(o, model);
     if (!r.ok()) {
       std::fprintf(stderr, "bench_search: %s\n", r.status().ToString().c_str());
