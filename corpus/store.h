@@ -129,9 +129,9 @@ struct EmbeddingRow {
 struct LexicalHit {
   ChunkId chunk_id = 0;
   DocumentId document_id = 0;
-  // Higher is better, > 0 for any hit. SQLite: -bm25(); PostgreSQL: terms
-  // held plus cover density (>= 1; see SearchLexical). Compare scores of
-  // one engine only.
+  // Higher is better, > 0 for any hit. SQLite: -bm25(); PostgreSQL: IDF of
+  // the terms held plus cover density (see SearchLexical). Compare scores
+  // of one engine only.
   double score = 0;
 };
 
@@ -220,8 +220,9 @@ class Store {
   // german, else simple; see language.h), the same terms are OR-ed into a
   // query under each of those configurations, and the union of the six is
   // matched, so a question in any of the languages meets the stemmed forms
-  // of chunks written in it. A score is the number of the query's terms
-  // the chunk holds plus its cover density (ts_rank_cd, scaled into [0, 1)).
+  // of chunks written in it. A score is the sum of the IDF of the query's
+  // terms the chunk holds plus its cover density (ts_rank_cd, scaled into
+  // [0, 1)); pruning works as above, the chunk counts of terms cached.
   virtual Result<std::vector<LexicalHit>> SearchLexical(
       std::string_view query, int top_k, std::span<const DocumentId> only_documents = {}) const = 0;
 

@@ -26,7 +26,9 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,7 +50,8 @@ static_assert(std::endian::native == std::endian::little, "embeddings are stored
 constexpr int64_t kMigrationLockKey = 0x72616764'636f7270;  // "ragdcorp"
 constexpr int64_t kWriteLockKey = 0x72616764'63777274;      // "ragdcwrt"
 constexpr const char* kChannel = "corpus_changes";
-constexpr int kEmbeddingBatch = 1000;  // rows fetched at a time by ForEachEmbedding
+constexpr int kEmbeddingBatch = 1000;        // rows fetched at a time by ForEachEmbedding
+constexpr size_t kMaxCachedTerms = 1 << 16;  // term counts kept by SearchLexical
 
 const char* const kMigrations[] = {
     // 0 -> 1
@@ -454,7 +457,17 @@ class PostgresStore final : public Store {
   static Result<std::vector<ChunkId>> InsertChunks(Conn& conn, DocumentId id,
                                                    std::span<const NewChunk> chunks);
 
+  // About how many chunks the store holds (the statistics system's count).
+  static Result<int64_t> EstimateRows(Conn& conn);
+  // How many chunks hold a term (its tsquery), counted once and cached until
+  // the store's size has halved or doubled: a stale count only shifts a
+  // weight a little, or which terms count as common.
+  Result<int64_t> ChunksHolding(Conn& conn, const std::string& query, int64_t rows) const;
+
   StoreOptions options_;
+  mutable std::mutex holding_mu_;
+  // tsquery -> (chunks holding it, store size when counted); guarded by holding_mu_
+  mutable std::unordered_map<std::string, std::pair<int64_t, int64_t>> holding_;
   std::mutex write_mu_;
   std::unique_ptr<Conn> writer_;  // guarded by write_mu_
   mutable std::mutex pool_mu_;
@@ -738,54 +751,133 @@ Result<std::vector<LexicalHit>> PostgresStore::SearchLexical(
   // The same terms as on SQLite (syntax dropped, English function words
   // dropped). A term holds only letters, digits and non-ASCII bytes: in an
   // array literal nothing in it needs escaping, and neither does a lexeme
-  // made from it inside quotes of a tsquery.
-  std::string spaced, array = "{";
-  for (const std::string& term : FtsTerms(RepairUtf8(query))) {
-    if (!spaced.empty()) {
-      spaced += ' ';
-      array += ',';
-    }
-    spaced += term;
-    array += '"' + term + '"';
-  }
+  // made from it (inside quotes of a tsquery, or of an array literal).
+  const std::vector<std::string> terms = FtsTerms(RepairUtf8(query));
+  if (terms.empty()) return hits;
+  std::string array = "{";
+  for (const std::string& term : terms) array += (array.size() > 1 ? ",\"" : "\"") + term + '"';
   array += '}';
-  if (spaced.empty()) return hits;
-  // The lexemes of `text` under every configuration, each once, OR-ed into
-  // one tsquery (NULL when there are none). Each configuration's query
-  // OR-ed as such would repeat the lexemes the languages share (most, for
-  // most words), and matching and ranking cost grows with the query.
-  auto lexemes_of = [](const char* text) {
-    std::string vectors;
-    for (const char* cfg : TextSearchConfigs()) {
-      if (!vectors.empty()) vectors += " || ";
-      vectors += std::string("to_tsvector('") + cfg + "', " + text + ")";
-    }
-    return "(SELECT string_agg(quote_literal(l), ' | ')::tsquery FROM unnest(tsvector_to_array(" + vectors +
-           ")) l)";
-  };
-  // The score: the number of the query's terms the chunk holds (as BM25's
-  // IDF makes a chunk with more of the terms win), plus its cover density
-  // (ts_rank_cd, text weighing 1.0 and the heading, weight B, 0.5) scaled
-  // into [0, 1) by normalization 32. Every hit holds a term: score >= 1.
-  std::string sql = "WITH t AS MATERIALIZED (SELECT " + lexemes_of("w") +
-                    " AS q FROM unnest($3::text[]) w) "
-                    "SELECT c.id, c.document_id, (SELECT count(*) FROM t WHERE c.tsv @@ t.q) + "
-                    "ts_rank_cd('{0.1, 0.2, 0.5, 1.0}', c.tsv, a.q, 32) AS score "
-                    "FROM corpus_chunks c, (SELECT " +
-                    lexemes_of("$1") + " AS q) a WHERE c.tsv @@ a.q";
-  std::vector<Param> params = {Param::Text(spaced), Param::Int(top_k), Param::Text(array)};
-  if (!only_documents.empty()) {
-    sql += " AND c.document_id = ANY($4::bigint[])";
-    params.push_back(Param::Text(IdArray(only_documents)));
-  }
-  sql += " ORDER BY score DESC, c.id LIMIT $2";
   auto reader = Borrow();
   if (!reader.ok()) return reader.status();
-  auto rows = reader->conn().Query(sql, params);
+  Conn& conn = reader->conn();
+
+  // Each term's lexemes under every configuration, each once, OR-ed into a
+  // tsquery (none for a term without lexemes). The configurations share
+  // most lexemes of most words: OR-ing their own queries would repeat them,
+  // and matching and ranking cost grows with the query. The queries travel
+  // back as parameters so that the planner sees them (the GIN index for
+  // rare lexemes, a scan for common ones).
+  std::string vectors;
+  for (const char* cfg : TextSearchConfigs()) {
+    if (!vectors.empty()) vectors += " || ";
+    vectors += std::string("to_tsvector('") + cfg + "', w)";
+  }
+  const Param term_params[] = {Param::Text(array)};
+  auto per_term =
+      conn.Query("SELECT (SELECT string_agg(quote_literal(l), ' | ') FROM unnest(tsvector_to_array(" +
+                     vectors + ")) l) FROM unnest($1::text[]) w",
+                 term_params);
+  if (!per_term.ok()) return per_term.status();
+  std::vector<std::string> queries;  // one per term with lexemes
+  for (int i = 0; i < PQntuples(per_term->get()); ++i) {
+    if (!PQgetisnull(per_term->get(), i, 0)) queries.push_back(TextAt(*per_term, i, 0));
+  }
+  if (queries.empty()) return hits;
+  auto join = [](std::span<const std::string> parts, const char* separator, const char* quote) {
+    std::string out;
+    for (const std::string& part : parts) out += (out.empty() ? "" : separator) + (quote + part + quote);
+    return out;
+  };
+
+  // Each term's weight is its IDF, ln(1 + (N + 1) / (n + 0.5)) with n of
+  // the N chunks holding it: > 0, and higher for rarer terms, as in BM25.
+  auto rows = EstimateRows(conn);
   if (!rows.ok()) return rows.status();
-  for (int i = 0; i < PQntuples(rows->get()); ++i)
-    hits.push_back({IntAt(*rows, i, 0), IntAt(*rows, i, 1), std::strtod(Value(*rows, i, 2), nullptr)});
+  std::vector<int64_t> holding(queries.size());
+  std::string weights = "{";
+  for (size_t i = 0; i < queries.size(); ++i) {
+    auto n = ChunksHolding(conn, queries[i], *rows);
+    if (!n.ok()) return n.status();
+    holding[i] = *n;
+    const double idf = std::log(1.0 + (static_cast<double>(*rows) + 1.0) / (static_cast<double>(*n) + 0.5));
+    weights += (i > 0 ? "," : "") + std::to_string(idf);
+  }
+  weights += '}';
+
+  // As on SQLite (store.h): on a large store, a question mixing selective
+  // and common terms ranks only the chunks holding a selective term (the
+  // others hold only terms of low weight), and runs again in full when
+  // that finds fewer than top_k.
+  std::vector<std::string> selective;
+  if (only_documents.empty() && queries.size() >= 2 && *rows >= options_.lexical_prune_from_chunks) {
+    for (size_t i = 0; i < queries.size(); ++i) {
+      const double fraction = static_cast<double>(holding[i]) / static_cast<double>(*rows);
+      if (holding[i] > 0 && fraction < options_.lexical_common_fraction) selective.push_back(queries[i]);
+    }
+    if (selective.size() == queries.size()) selective.clear();  // no common term: nothing to skip
+  }
+
+  // The score: the weights of the query's terms the chunk holds, plus its
+  // cover density (ts_rank_cd, text weighing 1.0 and the heading, weight B,
+  // 0.5) scaled into [0, 1) by normalization 32. Every hit holds a term,
+  // so every score is > 0.
+  auto run = [&](bool pruned) -> Status {
+    hits.clear();
+    std::string sql =
+        "SELECT c.id, c.document_id, (SELECT COALESCE(sum(t.w), 0) FROM unnest($3::tsquery[], $4::float8[]) "
+        "AS t(q, w) WHERE c.tsv @@ t.q) + ts_rank_cd('{0.1, 0.2, 0.5, 1.0}', c.tsv, $1::tsquery, 32) AS "
+        "score "
+        "FROM corpus_chunks c WHERE c.tsv @@ $1::tsquery";
+    std::vector<Param> params = {Param::Text(join(queries, " | ", "")), Param::Int(top_k),
+                                 Param::Text("{" + join(queries, ",", "\"") + "}"), Param::Text(weights)};
+    if (pruned) {
+      sql += " AND c.tsv @@ $5::tsquery";
+      params.push_back(Param::Text(join(selective, " | ", "")));
+    } else if (!only_documents.empty()) {
+      sql += " AND c.document_id = ANY($5::bigint[])";
+      params.push_back(Param::Text(IdArray(only_documents)));
+    }
+    sql += " ORDER BY score DESC, c.id LIMIT $2";
+    auto found = conn.Query(sql, params);
+    if (!found.ok()) return found.status();
+    for (int i = 0; i < PQntuples(found->get()); ++i)
+      hits.push_back({IntAt(*found, i, 0), IntAt(*found, i, 1), std::strtod(Value(*found, i, 2), nullptr)});
+    return Status::Ok();
+  };
+  if (!selective.empty()) {
+    RAGD_RETURN_IF_ERROR(run(true));
+    if (hits.size() >= static_cast<size_t>(top_k)) return hits;
+  }
+  RAGD_RETURN_IF_ERROR(run(false));
   return hits;
+}
+
+Result<int64_t> PostgresStore::EstimateRows(Conn& conn) {
+  auto estimate = conn.QueryInt(
+      "SELECT GREATEST(COALESCE((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = "
+      "'corpus_chunks'::regclass), 0), (SELECT reltuples FROM pg_class WHERE oid = "
+      "'corpus_chunks'::regclass))::bigint");
+  if (!estimate.ok() || *estimate > 0) return estimate;
+  // No statistics yet (a new or small table): count.
+  return conn.QueryInt("SELECT count(*) FROM corpus_chunks");
+}
+
+Result<int64_t> PostgresStore::ChunksHolding(Conn& conn, const std::string& query, int64_t rows) const {
+  {
+    std::lock_guard lock(holding_mu_);
+    if (auto it = holding_.find(query); it != holding_.end()) {
+      const auto [n, counted_at] = it->second;
+      if (rows <= 2 * counted_at && 2 * rows >= counted_at)
+        return n;  // else the store changed much: count again
+    }
+  }
+  const Param params[] = {Param::Text(query)};
+  auto n = conn.QueryInt("SELECT count(*) FROM corpus_chunks WHERE tsv @@ $1::tsquery", params);
+  if (!n.ok()) return n.status();
+  std::lock_guard lock(holding_mu_);
+  if (holding_.size() >= kMaxCachedTerms) holding_.clear();  // then it starts over
+  holding_[query] = {*n, std::max<int64_t>(rows, 1)};
+  return *n;
 }
 
 Status PostgresStore::CheckIntegrity() const {

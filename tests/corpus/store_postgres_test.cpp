@@ -203,6 +203,30 @@ TEST_F(PostgresStore, RanksRepeatsMoreTermsAndTextAboveHeadings) {
   EXPECT_GT(quince[0].score, quince[1].score);
 }
 
+TEST_F(PostgresStore, RareTermsWeighMoreAndLargeStoresSkipChunksWithOnlyCommonOnes) {
+  std::vector<std::pair<std::string, std::string>> chunks;
+  for (int i = 0; i < 40; ++i) chunks.push_back({"", "lantern number " + std::to_string(i)});
+  chunks[7].second += " with a bronze hinge";
+  chunks[9].second = "lantern lantern lantern lantern";
+  auto a = store_->AddDocument(Doc("lanterns", chunks));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  // The rare word outweighs the common one repeated.
+  auto full = store_->SearchLexical("lantern hinge", 10).value();
+  ASSERT_EQ(full.size(), 10u);
+  EXPECT_EQ(full[0].chunk_id, a->chunk_ids[7]);
+  EXPECT_EQ(full[1].chunk_id, a->chunk_ids[9]);
+  // Pruning from the first chunk: the top hit is the same; asking for more
+  // than the chunks with a rare term holds runs the full search.
+  auto pruning = Store::Open({.postgres_url = url_, .lexical_prune_from_chunks = 1});
+  ASSERT_TRUE(pruning.ok()) << pruning.status().ToString();
+  auto top = (*pruning)->SearchLexical("lantern hinge", 1).value();
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].chunk_id, a->chunk_ids[7]);
+  auto all = (*pruning)->SearchLexical("lantern hinge", 10).value();
+  ASSERT_EQ(all.size(), 10u);
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].chunk_id, full[i].chunk_id) << i;
+}
+
 TEST_F(PostgresStore, IntegrityCheckFindsAStaleSearchVector) {
   auto a = store_->AddDocument(Doc("a", {{"", "walrus"}}));
   ASSERT_TRUE(a.ok());
