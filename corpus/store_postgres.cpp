@@ -276,6 +276,21 @@ std::string IdArray(std::span<const int64_t> ids) {
   return out + "}";
 }
 
+// A text[] literal: every element double-quoted, '"' and '\\' escaped.
+std::string TextArray(std::span<const std::string_view> items) {
+  std::string out = "{";
+  for (std::string_view item : items) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : item) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
 constexpr const char* kDocumentColumns =
     "d.id, d.title, d.source_name, d.media_type, d.byte_size, d.sha256, d.created_at, "
     "(SELECT COUNT(*) FROM corpus_chunks c WHERE c.document_id = d.id)";
@@ -478,33 +493,60 @@ class PostgresStore final : public Store {
 
 Result<std::vector<ChunkId>> PostgresStore::InsertChunks(Conn& conn, DocumentId id,
                                                          std::span<const NewChunk> chunks) {
+  std::vector<ChunkId> ids;
+  if (chunks.empty()) return ids;
   auto stored_dim = ReadDim(conn);
   if (!stored_dim.ok()) return stored_dim.status();
   int dim = *stored_dim;
   const bool had_dim = dim != 0;
-  const std::string insert =
-      "INSERT INTO corpus_chunks (document_id, ordinal, text, start_offset, end_offset, token_count, "
-      "heading, "
-      "embedding, language, tsv) VALUES ($1, $2::integer, $3, $4, $5, $6::integer, $7, $8::bytea, "
-      "$9::text, " +
-      TsvExpression("$9::text", "$3::text", "$7::text") + ") RETURNING id";
-  std::vector<ChunkId> ids;
-  ids.reserve(chunks.size());
+  // One statement for all the chunks (one round trip, not one per chunk):
+  // their columns as arrays, the embeddings end to end in one BYTEA that
+  // each row takes its slice of.
+  std::vector<std::string_view> texts, headings, languages;
+  std::vector<int64_t> starts, ends, tokens, dims, offsets;
+  std::string embeddings;
   for (size_t i = 0; i < chunks.size(); ++i) {
     const NewChunk& c = chunks[i];
     RAGD_RETURN_IF_ERROR(CheckChunkEmbedding(i, c.embedding, dim));
-    const Param params[] = {Param::Int(id),
-                            Param::Int(static_cast<int64_t>(i)),
-                            Param::Text(c.text),
-                            Param::Int(c.start),
-                            Param::Int(c.end),
-                            Param::Int(c.token_count),
-                            Param::Text(c.heading_context),
-                            Param::Floats(c.embedding),
-                            Param::Text(TextSearchConfig(c.text))};
-    auto row = conn.QueryInt(insert, params);
-    if (!row.ok()) return row.status();
-    ids.push_back(*row);
+    texts.push_back(c.text);
+    headings.push_back(c.heading_context);
+    languages.push_back(TextSearchConfig(c.text));
+    starts.push_back(c.start);
+    ends.push_back(c.end);
+    tokens.push_back(c.token_count);
+    dims.push_back(static_cast<int64_t>(c.embedding.size()));
+    offsets.push_back(static_cast<int64_t>(embeddings.size()));
+    embeddings.append(reinterpret_cast<const char*>(c.embedding.data()), c.embedding.size() * sizeof(float));
+  }
+  const Param params[] = {Param::Int(id),
+                          Param::Text(TextArray(texts)),
+                          Param::Text(IdArray(starts)),
+                          Param::Text(IdArray(ends)),
+                          Param::Text(IdArray(tokens)),
+                          Param::Text(TextArray(headings)),
+                          Param::Text(TextArray(languages)),
+                          Param::Text(IdArray(dims)),
+                          Param::Text(IdArray(offsets)),
+                          Param{embeddings, true}};
+  auto rows = conn.Query(
+      "INSERT INTO corpus_chunks (document_id, ordinal, text, start_offset, end_offset, token_count, "
+      "heading, "
+      "embedding, language, tsv) SELECT $1, c.n - 1, c.text, c.s, c.e, c.tokens, c.heading, CASE WHEN c.dim "
+      "= 0 "
+      "THEN NULL ELSE substring($10::bytea FROM c.off + 1 FOR c.dim * 4) END, c.language, " +
+          TsvExpression("c.language", "c.text", "c.heading") +
+          " FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::integer[], $6::text[], $7::text[], "
+          "$8::integer[], $9::integer[]) WITH ORDINALITY AS c(text, s, e, tokens, heading, language, dim, "
+          "off, n) "
+          "ORDER BY c.n RETURNING ordinal, id",
+      params);
+  if (!rows.ok()) return rows.status();
+  ids.resize(chunks.size());
+  for (int i = 0; i < PQntuples(rows->get()); ++i) {
+    const int64_t ordinal = IntAt(*rows, i, 0);
+    if (ordinal < 0 || ordinal >= static_cast<int64_t>(ids.size()))
+      return Status::Internal("corpus database: chunk insert returned ordinal " + std::to_string(ordinal));
+    ids[static_cast<size_t>(ordinal)] = IntAt(*rows, i, 1);
   }
   if (!had_dim && dim != 0) RAGD_RETURN_IF_ERROR(WriteDim(conn, dim));
   return ids;

@@ -174,6 +174,34 @@ TEST_P(StoreOnBoth, RoundTrip) {
   EXPECT_EQ(store->EmbeddingDim().value(), 3);
 }
 
+TEST_P(StoreOnBoth, AnyTextRoundTrips) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store);
+  const std::vector<std::string> lines = {"NULL",
+                                          "{a,b}",
+                                          "say \"hi\" \\ back\\slash",
+                                          "",
+                                          "tab\there, comma",
+                                          "ünïcödé 日本語 😀",
+                                          "'quoted' ''twice''"};
+  NewDocument doc = MakeDocument("odd", lines, 3);
+  doc.chunks[1].heading_context = "{\"h\"}";
+  doc.chunks[2].embedding.clear();  // mixed: chunks with and without embeddings
+  auto added = store->AddDocument(doc);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  auto chunks = store->ListChunks(added->id, /*with_embeddings=*/true);
+  ASSERT_TRUE(chunks.ok());
+  ASSERT_EQ(chunks->size(), lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ((*chunks)[i].text, lines[i]) << i;
+    EXPECT_EQ((*chunks)[i].heading_context, doc.chunks[i].heading_context) << i;
+    EXPECT_EQ((*chunks)[i].embedding, doc.chunks[i].embedding) << i;
+    EXPECT_EQ((*chunks)[i].id, added->chunk_ids[i]) << i;
+  }
+  EXPECT_EQ(store->SearchLexical("slash", 5).value().size(), 1u);
+  EXPECT_TRUE(store->CheckIntegrity().ok()) << store->CheckIntegrity().ToString();
+}
+
 TEST_P(StoreOnBoth, ForEachEmbeddingStopsEarlyAndSkipsChunksWithout) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
