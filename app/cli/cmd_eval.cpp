@@ -25,6 +25,7 @@
 #include "app/http/json_request.h"
 #include "app/services/ingest_if_empty.h"
 #include "app/services/model_bootstrap.h"
+#include "app/services/query_translation.h"
 #include "app/services/rag_answer.h"
 #include "inference/engine.h"
 #include "retrieval/abstention.h"
@@ -59,7 +60,9 @@ struct Evaluated {
 
 struct Loaded {
   Config config;
-  std::unique_ptr<inference::Engine> engine;
+  std::unique_ptr<inference::Engine> engine;       // the answer model, evaluated
+  std::unique_ptr<inference::Engine> fast_engine;  // the fast model, when another one
+  Translator to_english;                           // as the server translates questions; may be unset
   std::shared_ptr<retrieval::Embedder> embedder;
   std::unique_ptr<retrieval::Retriever> retriever;
   std::string model_id;
@@ -183,13 +186,26 @@ Status IngestFolders(retrieval::Retriever& retriever, const std::vector<std::str
 }
 
 Status Load(const EvalRun& run, Loaded* out) {
-  // The answer model (the first of models.llm) is the one evaluated.
+  // The answer model (the first of models.llm) is the one evaluated; the
+  // fast model (rag.fast_model, else the second) translates questions in
+  // other languages for retrieval, as the server's does.
   Config config = out->config;
-  config.models.llm.resize(1);
+  auto entries = config.LlmEntries();
+  if (!entries.ok()) return entries.status();
+  size_t fast = entries->size() > 1 ? 1 : 0;
+  for (size_t i = 0; i < entries->size(); ++i)
+    if ((*entries)[i].id == config.rag.fast_model) fast = i;
+  if (!config.rag.translate_queries) fast = 0;
+  if (fast > 1) std::swap(config.models.llm[1], config.models.llm[fast]);
+  config.models.llm.resize(fast == 0 ? 1 : 2);
   auto models = LoadModels(config);
   if (!models.ok()) return models.status();
   out->model_id = models->llms.front().id;
   out->engine = std::move(models->llms.front().engine);
+  if (models->llms.size() > 1) out->fast_engine = std::move(models->llms[1].engine);
+  inference::Engine& translator = out->fast_engine ? *out->fast_engine : *out->engine;
+  if (config.rag.translate_queries && translator.chat_template() != inference::ChatTemplate::kNone)
+    out->to_english = TranslateWithEngine(translator);
   out->embedder = models->embedder;
   out->retriever = std::move(models->retriever);
   return IngestFolders(*out->retriever, run.ingest_folders);
@@ -266,6 +282,7 @@ class Evaluator {
     request.max_tokens = run_.max_tokens;
     RagQuestion rq{q.question, std::move(history), run_.top_k, loaded_.config.rag.abstain_dense_below,
                    loaded_.config.rag.abstain_lexical_below};
+    rq.to_english = loaded_.to_english;
     auto plan = PlanRagAnswer(*loaded_.retriever, *loaded_.engine, rq, request);
     if (!plan.ok()) return plan.status();
     r.retrieval_ms = plan->retrieval_ms;

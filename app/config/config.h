@@ -96,10 +96,14 @@ struct RagConfig {
   // Retrieval found nothing relevant when the best passage's cosine is under
   // abstain_dense_below and no passage shares a word with the question (BM25
   // under abstain_lexical_below): ragd then says the documents do not say,
-  // without generating (English questions only: the embedding model is
-  // English-only). From the labelled set (tests/data/rag_eval.jsonl).
+  // without generating (English searches only, translated ones included: the
+  // embedding model is English-only). From the labelled set
+  // (tests/data/rag_eval.jsonl).
   double abstain_dense_below = 0.15;
   double abstain_lexical_below = 0.5;
+  // A question in another language is searched in the English the fast
+  // model translates it to (app/services/query_translation.h).
+  bool translate_queries = true;
 };
 
 struct QuotaConfig {

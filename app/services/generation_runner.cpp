@@ -10,6 +10,7 @@
 #include <random>
 #include <span>
 
+#include "app/services/model_routing.h"
 #include "retrieval/attribution.h"
 
 namespace ragd::app {
@@ -451,10 +452,20 @@ Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, Generation
   return Status::Ok();
 }
 
-HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const RagQuestion& q,
+HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const RagQuestion& question,
                               GenerationPlan plan, HttpExchange& exchange) {
   Admission admission;
-  if (auto refused = AdmitGeneration(ctx, user, plan, RagPromptEstimate(ctx, q), &admission)) return *refused;
+  if (auto refused = AdmitGeneration(ctx, user, plan, RagPromptEstimate(ctx, question), &admission))
+    return *refused;
+  RagQuestion q = question;
+  LanguageModel& fast = FastLlm(ctx);
+  if (ctx.config.rag.translate_queries && fast.engine->chat_template() != inference::ChatTemplate::kNone) {
+    // Retrieval's own work, as the query's embedding is: not charged. The
+    // answer does not wait longer than this behind a busy fast model.
+    constexpr std::chrono::milliseconds kTranslateTimeout{3000};
+    q.to_english =
+        TranslateWith(*fast.engine, *fast.generator, kTranslateTimeout, static_cast<uint64_t>(user.id));
+  }
   if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) {
     admission.Cancel();
     return ErrorResponse(st);

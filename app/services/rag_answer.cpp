@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <map>
 
 #include "corpus/extract.h"
@@ -24,13 +25,13 @@ size_t CountWords(std::string_view s) {
   return n;
 }
 
-bool NothingRelevant(const std::vector<retrieval::SearchHit>& hits, const RagQuestion& q) {
+// `english`: the search text was English (the embedding model's language).
+// Otherwise the low cosines and the missing word overlap with the English
+// corpus say little ("Wie sichere ich den Datenordner?" scored under the
+// cut-off while the guide answers it), so such a search never abstains.
+bool NothingRelevant(const std::vector<retrieval::SearchHit>& hits, const RagQuestion& q, bool english) {
   if (hits.empty()) return true;
-  // The embedding model (MiniLM) is English-only: for other languages its low
-  // cosines and the missing word overlap with the English corpus say little
-  // ("Wie sichere ich den Datenordner?" scored under the cut-off while the
-  // guide answers it), so only English questions are turned away here.
-  if (std::string_view(DetectQuestionLanguage(q.question).name) != "English") return false;
+  if (!english) return false;
   float dense = 0;
   double lexical = 0;
   for (const retrieval::SearchHit& h : hits) {
@@ -92,18 +93,32 @@ inference::SamplingOptions RagAnswerSampling() {
 Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const inference::Engine& engine,
                                     const RagQuestion& q, inference::GenerationRequest request,
                                     Metrics* metrics) {
+  RagAnswerPlan plan;
+  plan.search_query = SearchQuery(q);
+  bool english = std::string_view(DetectQuestionLanguage(q.question).code) == "en";
+  if (!english && q.to_english) {
+    const auto t_translate = std::chrono::steady_clock::now();
+    auto translated = q.to_english(plan.search_query);
+    plan.translation_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_translate).count();
+    if (translated.ok()) {
+      plan.search_query = std::move(translated).value();
+      plan.translated = english = true;
+    } else {
+      std::fprintf(stderr, "ragd: searching the question as asked: %s\n",
+                   translated.status().message().c_str());
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
   retrieval::SearchOptions opts;
   opts.top_k = q.top_k;
   opts.only_documents = q.only_documents;
-  RagAnswerPlan plan;
-  plan.search_query = SearchQuery(q);
   auto hits = retriever.Search(plan.search_query, opts);
   if (!hits.ok()) return hits.status();
   plan.retrieval_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (metrics != nullptr) metrics->ObserveRetrieval(plan.retrieval_ms / 1000.0);
-  if (NothingRelevant(*hits, q)) {
+  if (NothingRelevant(*hits, q, english)) {
     plan.abstention = AbstentionText(q.question);
     return plan;
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/ops/metrics.h"
+#include "app/services/query_translation.h"
 #include "app/services/rag_prompt.h"
 #include "inference/engine.h"
 #include "retrieval/retriever.h"
@@ -23,17 +24,23 @@ struct RagQuestion {
   std::vector<inference::ChatMessage> history;  // earlier turns of a chat (user/assistant), may be empty
   int top_k = 5;                                // passages retrieved and shown to the model
   // Nothing relevant was retrieved when the best passage's cosine is under
-  // the first and its BM25 under the second (RagConfig), for an English
-  // question (the embedding model's language): no generation then.
+  // the first and its BM25 under the second (RagConfig), for a search in
+  // English (the embedding model's language; a translated question's
+  // included): no generation then.
   double abstain_dense_below = 0;
   double abstain_lexical_below = 0;
   std::vector<corpus::DocumentId> only_documents;  // non-empty: retrieve from these documents only
+  // Set: a question in another language than English is searched in the
+  // English this gives (query_translation.h); unset or failing: as asked.
+  Translator to_english;
 };
 
 struct RagAnswerPlan {
   std::vector<Source> sources;  // the retrieved passages, numbered in prompt order
   double retrieval_ms = 0;      // time spent searching
   std::string search_query;     // what was searched (the question, or with its topic for a follow-up)
+  bool translated = false;      // search_query is the English translation of that
+  double translation_ms = 0;    // time spent translating (0 when not)
   // Nonempty when retrieval found nothing relevant: the answer to give, in
   // the question's language, instead of generating (sources then empty).
   std::string abstention;
