@@ -479,6 +479,7 @@ Json TotalsJson(const EvalTotals& t) {
           {"strict_support", OptJson(t.strict_support)},
           {"supported_sentences", OptJson(t.supported_sentences)},
           {"key_phrase_coverage", OptJson(t.key_phrase_coverage)},
+          {"answer_language", OptJson(t.answer_language)},
           {"abstained", t.abstained},
           {"abstention_precision", OptJson(t.abstention_precision)},
           {"abstention_recall", OptJson(t.abstention_recall)},
