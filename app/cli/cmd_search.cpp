@@ -84,7 +84,7 @@ int RunSearch(const std::vector<std::string>& args) {
     std::printf("%zu. %s  (document %lld, chunk %lld)\n   fused %.4f", i + 1, h.title.c_str(),
                 static_cast<long long>(h.document_id), static_cast<long long>(h.chunk_id), h.fused_score);
     if (h.dense_rank > 0) std::printf("  dense %.3f (#%d)", h.dense_score, h.dense_rank);
-    if (h.lexical_rank > 0) std::printf("  bm25 %.2f (#%d)", h.lexical_score, h.lexical_rank);
+    if (h.lexical_rank > 0) std::printf("  lexical %.2f (#%d)", h.lexical_score, h.lexical_rank);
     std::printf("\n");
     if (!h.heading_context.empty()) std::printf("   [%s]\n", h.heading_context.c_str());
     std::printf("   %s\n\n", Snippet(h.text, 300).c_str());

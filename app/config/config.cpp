@@ -217,7 +217,7 @@ const std::vector<ConfigField>& ConfigFields() {
   static const std::vector<ConfigField> kFields = {
       RAGD_FIELD("data_dir", "folder for everything the server writes", data_dir),
       RAGD_FIELD("storage.postgres_url",
-                 "PostgreSQL database for the accounts store (libpq URL); empty = <data_dir>/app.db",
+                 "PostgreSQL database for the accounts and the documents (libpq URL); empty = SQLite files",
                  storage.postgres_url),
       RAGD_FIELD("server.host", "address to listen on", server.host),
       RAGD_FIELD("server.port", "TCP port", server.port),

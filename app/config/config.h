@@ -124,8 +124,9 @@ struct LogConfig {
 // Where the shared state lives (docs/scale-out.md). Today: the accounts store.
 struct StorageConfig {
   // A PostgreSQL database (postgresql:// URL or libpq "key=value" string) for
-  // users, API keys, sessions, the usage ledger and conversations, shared by
-  // every replica pointed at it; "" = <data_dir>/app.db (SQLite).
+  // users, API keys, sessions, the usage ledger, rate limits, conversations
+  // and the documents, shared by every replica pointed at it; "" =
+  // <data_dir>/app.db and corpus.db (SQLite).
   std::string postgres_url;
 };
 
