@@ -235,6 +235,11 @@ def main():
                     help="speculative on/off comparisons, each on two fresh servers, pooled (the machine's speed "
                          "drifts: more rounds, a steadier ratio)")
     ap.add_argument("--verbose", action="store_true", help="also print where the time to first token goes")
+    ap.add_argument("--questions", default=os.path.join(ROOT, "tests", "data", "sample_questions.jsonl"),
+                    help="JSON Lines file of questions (field \"question\")")
+    ap.add_argument("--languages", default="",
+                    help="only the questions whose \"lang\" is one of these (comma-separated; e.g. pt,fr,es,de "
+                         "with tests/data/rag_eval.jsonl: questions searched through the query translation)")
     args = ap.parse_args()
     levels = [int(x) for x in args.clients.split(",")]
     if any(c < 1 or c > 64 for c in levels):
@@ -245,13 +250,18 @@ def main():
         raise SystemExit("--rounds: between 1 and 20")
     if not 1 <= args.spec_rounds <= 10:
         raise SystemExit("--spec-rounds: between 1 and 10")
-    with open(os.path.join(ROOT, "tests", "data", "sample_questions.jsonl")) as f:
-        questions = [json.loads(line)["question"] for line in f if line.strip()]
+    languages = {x for x in args.languages.split(",") if x}
+    with open(args.questions) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    questions = [r["question"] for r in rows if not languages or r.get("lang") in languages]
+    if not questions:
+        raise SystemExit("--questions/--languages: no question left")
 
     server = None if args.url else Server(args.binary, args.set)
     url = args.url or server.url
     try:
-        print(f"ragd serve bench: {os.cpu_count()} cores, {len(questions)} RAG questions (sample corpus), "
+        print(f"ragd serve bench: {os.cpu_count()} cores, {len(questions)} RAG questions "
+              f"({os.path.basename(args.questions)}{' ' + args.languages if languages else ''}), "
               f"max_tokens {args.max_tokens}, {args.rounds} x {args.seconds:.0f} s per level "
               f"({args.warmup:.0f} s warm-up each), "
               f"streaming /v1/ask")
