@@ -89,7 +89,8 @@ struct RunState {
             {"draft_n", s.draft_tokens},
             {"draft_n_accepted", s.draft_accepted},
             {"queue_ms", s.queue_ms},
-            {"retrieval_ms", plan.retrieval_ms}};
+            {"retrieval_ms", plan.retrieval_ms},
+            {"translation_ms", plan.translation_ms}};
   }
 
   ReplyEnd End(const std::string& finish, const inference::GenerationStats& stats) const {
@@ -446,6 +447,7 @@ Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, Generation
   plan->rag = true;
   plan->sources = std::move(answer->sources);
   plan->retrieval_ms = answer->retrieval_ms;
+  plan->translation_ms = answer->translation_ms;
   plan->abstention = std::move(answer->abstention);
   plan->request = std::move(answer->request);
   plan->request.shared_prefix = RulesPrefix(*plan->llm->engine, plan->request.prompt);

@@ -34,6 +34,18 @@ def test_ask_cites_the_sample_corpus(server):
         assert re.search(r"\[[\d ,]*\b%d\b[\d ,]*\]" % c["n"], body["answer"]), (c["n"], body["answer"])
 
 
+def test_a_question_in_another_language_is_translated_before_retrieval(server):
+    """The fast model translates a Portuguese question for retrieval
+    (services/query_translation.h) and the time it took is in the timings;
+    an English question goes straight to retrieval."""
+    pt = post(server, "/v1/ask", {"question": "Como mudo a porta em que o ragd escuta?", "max_tokens": 8})
+    assert pt.status_code == 200, pt.text
+    assert pt.json()["timings"]["translation_ms"] > 0, pt.json()["timings"]
+    en = post(server, "/v1/ask", {"question": "How do I change the port ragd listens on?", "max_tokens": 8})
+    assert en.status_code == 200, en.text
+    assert en.json()["timings"]["translation_ms"] == 0, en.json()["timings"]
+
+
 def test_ask_stream_sends_sources_first(server):
     r = post(server, "/v1/ask", {"question": "What file formats can be uploaded?", "stream": True, "max_tokens": 16},
              stream=True)
