@@ -31,8 +31,9 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 Result<std::string> Accept(std::string_view reply) {
   std::string translated = CleanTranslation(reply);
   if (translated.empty()) return Status::Internal("the query translation came back empty");
+  // The message reaches the server's log: it does not quote the question.
   if (std::string_view(DetectQuestionLanguage(translated).code) != "en")
-    return Status::Internal("the query translation is not English: " + translated);
+    return Status::Internal("the query translation came back in another language");
   return translated;
 }
 
