@@ -25,6 +25,7 @@
 #include "app/http/json_request.h"
 #include "app/services/ingest_if_empty.h"
 #include "app/services/model_bootstrap.h"
+#include "app/services/model_routing.h"
 #include "app/services/query_translation.h"
 #include "app/services/rag_answer.h"
 #include "inference/engine.h"
@@ -192,9 +193,9 @@ Status Load(const EvalRun& run, Loaded* out) {
   Config config = out->config;
   auto entries = config.LlmEntries();
   if (!entries.ok()) return entries.status();
-  size_t fast = entries->size() > 1 ? 1 : 0;
-  for (size_t i = 0; i < entries->size(); ++i)
-    if ((*entries)[i].id == config.rag.fast_model) fast = i;
+  std::vector<std::string> ids;
+  for (const LlmEntry& e : *entries) ids.push_back(e.id);
+  size_t fast = FastLlmIndex(ids, config.rag.fast_model);
   if (!config.rag.translate_queries) fast = 0;
   if (fast > 1) std::swap(config.models.llm[1], config.models.llm[fast]);
   config.models.llm.resize(fast == 0 ? 1 : 2);

@@ -2,9 +2,16 @@
 
 namespace ragd::app {
 
+size_t FastLlmIndex(const std::vector<std::string>& ids, std::string_view fast_model) {
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] == fast_model) return i;
+  return ids.size() > 1 ? 1 : 0;
+}
+
 LanguageModel& FastLlm(AppContext& ctx) {
-  if (LanguageModel* m = FindLlm(ctx, ctx.config.rag.fast_model)) return *m;
-  return ctx.llms.size() > 1 ? *ctx.llms[1] : *ctx.llms.front();
+  std::vector<std::string> ids;
+  for (const auto& m : ctx.llms) ids.push_back(m->id);
+  return *ctx.llms[FastLlmIndex(ids, ctx.config.rag.fast_model)];
 }
 
 Result<ModelChoice> ChooseModel(AppContext& ctx, const std::optional<std::string>& name) {

@@ -18,8 +18,11 @@
 // any request thread once the models are loaded.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "app/services/app_context.h"
 #include "common/status.h"
@@ -40,5 +43,8 @@ Result<ModelChoice> ChooseModel(AppContext& ctx, const std::optional<std::string
 
 // The fast model: rag.fast_model, else the second LLM, else the first.
 LanguageModel& FastLlm(AppContext& ctx);
+// The same choice among the ids of models.llm (in order, at least one):
+// the index of the fast model. For commands that load models themselves.
+size_t FastLlmIndex(const std::vector<std::string>& ids, std::string_view fast_model);
 
 }  // namespace ragd::app

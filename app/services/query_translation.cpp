@@ -18,12 +18,6 @@ constexpr const char* kSystem =
 constexpr const char* kAsk = "Translate into English: ";
 constexpr int kMaxTokens = 64;
 
-std::string OneLine(std::string_view text) {
-  std::string out;
-  for (char c : text) out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
-  return out;
-}
-
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 // The translation in `reply`, or why there is none: a small model may come

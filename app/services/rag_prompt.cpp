@@ -51,7 +51,8 @@ std::string Attribute(std::string_view s) {
   return out;
 }
 
-// Collapses every run of whitespace (newlines included) to one space.
+}  // namespace
+
 std::string OneLine(std::string_view s) {
   std::string out;
   bool space = false;
@@ -66,6 +67,8 @@ std::string OneLine(std::string_view s) {
   }
   return out;
 }
+
+namespace {
 
 // Lower-cased ASCII words of s (other bytes kept as they are).
 std::vector<std::string> Words(std::string_view s) {

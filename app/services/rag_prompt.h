@@ -19,6 +19,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/http/json_request.h"
@@ -48,6 +49,10 @@ struct QuestionLanguage {
   const char* reminder;
 };
 const QuestionLanguage& DetectQuestionLanguage(const std::string& question);
+
+// `s` with every run of whitespace (newlines included) collapsed to one
+// space, none at either end: user text that cannot start a line of its own.
+std::string OneLine(std::string_view s);
 
 // The conversation for a chat model: rules, `history` (earlier user and
 // assistant turns, may be empty), then sources and question.
