@@ -421,6 +421,9 @@ class PostgresStore final : public Store {
     return Reader(this, std::move(*conn));
   }
 
+  // The document whose `column` (a fixed column name) equals `value`; nullopt when none.
+  Result<std::optional<DocumentInfo>> FindDocument(const char* column, const Param& value) const;
+
   Result<int64_t> ReadInt(const std::string& sql, std::span<const Param> params = {}) const {
     auto reader = Borrow();
     if (!reader.ok()) return reader.status();
@@ -598,28 +601,30 @@ Result<AddResult> PostgresStore::AddDocument(const NewDocument& doc) {
   return result;
 }
 
-Result<DocumentInfo> PostgresStore::GetDocument(DocumentId id) const {
+Result<std::optional<DocumentInfo>> PostgresStore::FindDocument(const char* column,
+                                                                const Param& value) const {
   auto reader = Borrow();
   if (!reader.ok()) return reader.status();
-  const Param params[] = {Param::Int(id)};
+  const Param params[] = {value};
   auto rows = reader->conn().Query(
-      std::string("SELECT ") + kDocumentColumns + " FROM corpus_documents d WHERE d.id = $1", params);
+      std::string("SELECT ") + kDocumentColumns + " FROM corpus_documents d WHERE d." + column + " = $1",
+      params);
   if (!rows.ok()) return rows.status();
-  if (PQntuples(rows->get()) == 0) return NotFoundDocument(id);
-  return DocumentAt(*rows, 0);
+  if (PQntuples(rows->get()) == 0) return std::optional<DocumentInfo>();
+  return std::optional<DocumentInfo>(DocumentAt(*rows, 0));
+}
+
+Result<DocumentInfo> PostgresStore::GetDocument(DocumentId id) const {
+  auto found = FindDocument("id", Param::Int(id));
+  if (!found.ok()) return found.status();
+  if (!*found) return NotFoundDocument(id);
+  return std::move(**found);
 }
 
 Result<std::optional<DocumentInfo>> PostgresStore::FindDocumentBySha256(std::string_view sha256_hex) const {
   const std::string sha = NormalizeSha256(sha256_hex);
   if (sha.empty()) return Status::InvalidArgument("sha256 must be 64 hex characters");
-  auto reader = Borrow();
-  if (!reader.ok()) return reader.status();
-  const Param params[] = {Param::Text(sha)};
-  auto rows = reader->conn().Query(
-      std::string("SELECT ") + kDocumentColumns + " FROM corpus_documents d WHERE d.sha256 = $1", params);
-  if (!rows.ok()) return rows.status();
-  if (PQntuples(rows->get()) == 0) return std::optional<DocumentInfo>();
-  return std::optional<DocumentInfo>(DocumentAt(*rows, 0));
+  return FindDocument("sha256", Param::Text(sha));
 }
 
 Result<std::vector<DocumentInfo>> PostgresStore::ListDocuments(int64_t offset, int64_t limit) const {
