@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <unordered_map>
@@ -216,15 +217,21 @@ class PeerResponse : public AsyncResponse, public std::enable_shared_from_this<P
   }
   ~PeerResponse() override { Finished(); }
 
-  bool Send(const HttpResponse& response) override {
-    const HttpResponse r = WithoutInternals(response, request_id_);
+  // The bytes of a whole response.
+  static std::string Serialize(const HttpResponse& response, const std::string& request_id,
+                               const std::string& extra_head, bool close) {
+    const HttpResponse r = WithoutInternals(response, request_id);
     std::string head = StatusLine(r.status) + "Content-Type: " + r.content_type +
                        "\r\nContent-Length: " + std::to_string(r.body.size()) +
-                       "\r\nX-Request-Id: " + request_id_ + "\r\n" + extra_head_ + SafetyHeaders(r.headers) +
-                       (close_after_ ? "Connection: close\r\n" : "");
+                       "\r\nX-Request-Id: " + request_id + "\r\n" + extra_head + SafetyHeaders(r.headers) +
+                       (close ? "Connection: close\r\n" : "");
     for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
+    return head + "\r\n" + r.body;
+  }
+
+  bool Send(const HttpResponse& response) override {
     ended_ = true;
-    return SendRaw(head + "\r\n" + r.body, /*last=*/true);
+    return SendRaw(Serialize(response, request_id_, extra_head_, close_after_), /*last=*/true);
   }
   bool StartStream(int status, const std::string& content_type,
                    const std::vector<std::pair<std::string, std::string>>& headers) override {
@@ -465,19 +472,202 @@ class Exchange : public HttpExchange {
   std::shared_ptr<PeerResponse> response_;
 };
 
+// The body `route` accepts for `method` (route null: none matched).
+BodyLimit LimitFor(const HttpServerOptions& options, const Route* route, const std::string& method) {
+  if (route != nullptr) {
+    auto it = options.body_limits.find(method + " " + route->name);
+    if (it != options.body_limits.end()) return it->second;
+  }
+  const bool bodyless = method == "GET" || method == "HEAD" || method == "DELETE" || method == "OPTIONS";
+  return {bodyless ? options.max_bodyless_bytes : options.max_json_bytes, false};
+}
+
+HttpResponse TooLarge(size_t size, const BodyLimit& limit, const std::string& method, const Route* route,
+                      const std::string& path) {
+  return HttpResponse::Error(413, "invalid_request_error",
+                             "request body of " + std::to_string(size) + " bytes is larger than the " +
+                                 std::to_string(limit.max_bytes) + " bytes " + method + " " +
+                                 (route ? route->name : path) + " accepts");
+}
+
+HttpResponse MultipartOffRoute() {
+  return HttpResponse::Error(415, "invalid_request_error",
+                             "multipart bodies are accepted only by the upload route (POST /v1/documents)");
+}
+
+bool IsMultipart(const std::string& content_type) {
+  return AsciiLower(content_type).rfind("multipart/", 0) == 0;
+}
+
+// The request parser of one connection, with a gate in front of each of
+// Pistache's parsing steps (request line, headers, body). Pistache buffers a
+// request up to one size for every connection (the largest any route
+// accepts); the gate refuses a request as soon as what it has read shows
+// the request is too large for its route: headers beyond kMaxHeadBytes, a
+// Content-Length over the route's limit, a multipart body off the upload
+// route, or a chunked body grown past the limit. The refusal is answered at
+// once and the connection closed; bytes still arriving are counted and
+// dropped, never parsed, and past kLingerBytes the connection is cut.
+class GatedParser : public Http::RequestParser {
+ public:
+  // Bytes the request line and headers may take together.
+  static constexpr size_t kMaxHeadBytes = 64 << 10;
+  // Bytes read and dropped after a refusal, so that a client still sending
+  // its body can read the refusal before the connection ends.
+  static constexpr size_t kLingerBytes = 1 << 20;
+
+  GatedParser(size_t max_request_bytes, std::shared_ptr<const Shared> shared,
+              std::shared_ptr<const HttpServerOptions> options, std::weak_ptr<Tcp::Peer> peer)
+      : Http::RequestParser(max_request_bytes),
+        shared_(std::move(shared)),
+        options_(std::move(options)),
+        peer_(std::move(peer)) {
+    for (auto& step : allSteps) step = std::make_unique<Gate>(this, std::move(step));
+  }
+
+  // After every request (answered, or refused by Pistache).
+  void reset() override {
+    Http::RequestParser::reset();
+    answered_before_ = true;
+    body_checked_ = false;
+    limit_ = {};
+  }
+
+ private:
+  class Gate : public Http::Private::Step {
+   public:
+    Gate(GatedParser* parser, std::unique_ptr<Http::Private::Step> inner)
+        : Step(&parser->request), parser_(parser), inner_(std::move(inner)) {}
+    // Pistache's timeouts tell the header phase from the body by the id.
+    Http::Private::StepId id() const override { return inner_->id(); }
+    Http::Private::State apply(Pistache::StreamCursor& cursor) override {
+      return parser_->Apply(*inner_, cursor);
+    }
+
+   private:
+    GatedParser* parser_;
+    std::unique_ptr<Http::Private::Step> inner_;
+  };
+
+  Http::Private::State Apply(Http::Private::Step& step, Pistache::StreamCursor& cursor) {
+    using Http::Private::State;
+    if (refused_) return Drop(cursor);
+    if (step.id() != Http::Private::BodyStep::Id) {
+      State state;
+      try {
+        state = step.apply(cursor);
+      } catch (const Http::HttpError&) {
+        throw;  // Pistache answers its own parse errors (400)
+      } catch (const std::exception&) {
+        // A header value Pistache cannot convert (a Content-Length past
+        // 2^64) throws from its parser, which would leave the request hanging.
+        return Refuse(HttpResponse::Error(400, "invalid_request_error", "malformed request headers"), cursor);
+      }
+      // Unfinished steps rewind the cursor: position + remaining is all the
+      // request has buffered so far.
+      if (state == State::Again && cursor + cursor.remaining() > kMaxHeadBytes)
+        return Refuse(HttpResponse::Error(431, "invalid_request_error",
+                                          "request line and headers are larger than " +
+                                              std::to_string(kMaxHeadBytes) + " bytes"),
+                      cursor);
+      return state;
+    }
+    if (!body_checked_) {
+      body_checked_ = true;
+      std::optional<HttpResponse> refusal = CheckHead();
+      if (refusal) return Refuse(*refusal, cursor);
+    }
+    const State state = step.apply(cursor);
+    if (state == State::Again && request.body().size() > limit_.max_bytes)
+      return Refuse(TooLarge(request.body().size(), limit_, method_, route_, request.resource()), cursor);
+    return state;
+  }
+
+  // The route's limit against what the headers declare.
+  std::optional<HttpResponse> CheckHead() {
+    method_ = Http::methodString(request.method());
+    std::map<std::string, std::string> params;
+    bool mismatch = false;
+    route_ = shared_->Match(method_, request.resource(), &params, &mismatch);
+    limit_ = LimitFor(*options_, route_, method_);
+    for (const auto& [name, raw] : request.headers().rawList())
+      if (AsciiLower(name) == "content-type" && IsMultipart(raw.value()) && !limit_.multipart)
+        return MultipartOffRoute();
+    if (const auto length = request.headers().tryGet<Http::Header::ContentLength>();
+        length && length->value() > limit_.max_bytes)
+      return TooLarge(length->value(), limit_, method_, route_, request.resource());
+    return std::nullopt;
+  }
+
+  // Answers `response` and ends what the connection sends (FIN); Drop then
+  // reads on for kLingerBytes, so that a client still sending sees the
+  // answer rather than a reset, and cuts the connection.
+  Http::Private::State Refuse(const HttpResponse& response, Pistache::StreamCursor& cursor) {
+    refused_ = true;
+    if (auto peer = peer_.lock()) {
+      const std::string id = NewRequestId();
+      const std::string bytes = PeerResponse::Serialize(response, id, "", /*close=*/true);
+      const int fd = peer->fd();
+      if (!answered_before_) {
+        // Nothing of this connection waits in Pistache's write queue, so the
+        // refusal may go out now: a queued write would wait until this
+        // reactor thread stops reading, which a client that keeps sending
+        // can put off for as long as it likes.
+        (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        ::shutdown(fd, SHUT_WR);
+      } else {
+        // Behind the earlier answers. The callback runs on this reactor
+        // thread, now or once written, while the descriptor is still this
+        // connection's. Should the linger run out first, the client gets a
+        // reset instead.
+        peer->send(Pistache::RawBuffer(bytes, bytes.size()))
+            .then([fd](ssize_t) { ::shutdown(fd, SHUT_WR); }, [](std::exception_ptr&) {});
+      }
+      // The route's pattern, never the client's path, goes to the log.
+      std::fprintf(stderr, "ragd: %s: refused before the body: %d on %s %s\n", id.c_str(), response.status,
+                   method_.c_str(), route_ ? route_->name.c_str() : "(no route)");
+    }
+    return Drop(cursor);
+  }
+
+  Http::Private::State Drop(Pistache::StreamCursor& cursor) {
+    const size_t n = cursor.remaining();
+    cursor.advance(n);
+    dropped_ += n;
+    if (dropped_ > kLingerBytes)
+      if (auto peer = peer_.lock()) ::shutdown(peer->fd(), SHUT_RDWR);
+    return Http::Private::State::Again;
+  }
+
+  const std::shared_ptr<const Shared> shared_;
+  const std::shared_ptr<const HttpServerOptions> options_;
+  const std::weak_ptr<Tcp::Peer> peer_;
+  bool body_checked_ = false;  // the head of the current request was checked
+  BodyLimit limit_;
+  std::string method_;
+  const Route* route_ = nullptr;
+  bool refused_ = false;          // a request was refused: the connection only drops bytes until it closes
+  bool answered_before_ = false;  // an earlier request of this connection was answered (or refused)
+  size_t dropped_ = 0;            // bytes dropped since the refusal
+};
+
 class PistacheHandler : public Http::Handler {
  public:
   HTTP_PROTOTYPE(PistacheHandler)
 
   PistacheHandler(std::shared_ptr<Shared> shared, const HttpServerOptions& options)
-      : shared_(std::move(shared)), options_(options), on_response_(options.on_response) {}
+      : shared_(std::move(shared)),
+        options_(options),
+        gate_options_(std::make_shared<const HttpServerOptions>(options)),
+        on_response_(options.on_response) {}
 
   // Replaces Http::Handler::onConnection (private there), which only gives
   // the connection its request parser, to count the connection against the
   // caps first. One over a cap gets a 503 and is shut down: Pistache then
   // closes it as if the client had.
   void onConnection(const std::shared_ptr<Tcp::Peer>& peer) override {
-    peer->putData(ParserData, std::make_shared<Http::RequestParser>(getMaxRequestSize()));
+    peer->putData(ParserData,
+                  std::make_shared<GatedParser>(getMaxRequestSize(), shared_, gate_options_, peer));
     const std::string address = options_.trust_proxy ? "" : peer->address().host();
     if (shared_->OpenConnection(peer->getID(), address, options_)) return;
     static const std::string kBusy = [] {
@@ -521,18 +711,13 @@ class PistacheHandler : public Http::Handler {
     const Route* route = shared_->Match(req.method, req.path, &req.params, &mismatch);
     if (route != nullptr) req.route = route->name;
     const bool preflight = req.method == "OPTIONS" && !req.Header("access-control-request-method").empty();
-    const BodyLimit limit = LimitFor(route, req.method);
-    const bool multipart = AsciiLower(req.Header("content-type")).rfind("multipart/", 0) == 0;
-    if (multipart && !limit.multipart) {
-      resp =
-          HttpResponse::Error(415, "invalid_request_error",
-                              "multipart bodies are accepted only by the upload route (POST /v1/documents)");
+    // GatedParser refuses these before the body; checked again on the body
+    // itself, which is what the handler gets.
+    const BodyLimit limit = LimitFor(options_, route, req.method);
+    if (IsMultipart(req.Header("content-type")) && !limit.multipart) {
+      resp = MultipartOffRoute();
     } else if (req.body.size() > limit.max_bytes) {
-      resp =
-          HttpResponse::Error(413, "invalid_request_error",
-                              "request body of " + std::to_string(req.body.size()) +
-                                  " bytes is larger than the " + std::to_string(limit.max_bytes) + " bytes " +
-                                  req.method + " " + (route ? route->name : req.path) + " accepts");
+      resp = TooLarge(req.body.size(), limit, req.method, route, req.path);
     } else if (preflight && cors && (route != nullptr || mismatch)) {
       resp = Preflight(req);
     } else if (route == nullptr) {
@@ -572,18 +757,9 @@ class PistacheHandler : public Http::Handler {
   }
 
  private:
-  // The body `route` accepts for `method` (route null: none matched).
-  BodyLimit LimitFor(const Route* route, const std::string& method) const {
-    if (route != nullptr) {
-      auto it = options_.body_limits.find(method + " " + route->name);
-      if (it != options_.body_limits.end()) return it->second;
-    }
-    const bool bodyless = method == "GET" || method == "HEAD" || method == "DELETE" || method == "OPTIONS";
-    return {bodyless ? options_.max_bodyless_bytes : options_.max_json_bytes, false};
-  }
-
   std::shared_ptr<Shared> shared_;
   HttpServerOptions options_;
+  std::shared_ptr<const HttpServerOptions> gate_options_;  // the parsers' copy, outliving this handler
   ResponseHook on_response_;
 };
 

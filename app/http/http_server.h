@@ -97,11 +97,10 @@ using Handler = std::function<HttpResponse(const HttpRequest&, HttpExchange&)>;
 // ones, whose producers report their own ends), on a reactor thread.
 using ResponseHook = std::function<void(const HttpRequest&, int status, double seconds)>;
 
-// The body a route accepts. Pistache 0.0.5 buffers a whole request before
-// any handler sees it, with one size limit for every connection (set when it
-// opens, before its first request line is read), so a route's own limit is
-// checked once the request is complete, before authentication and the
-// handler; max_request_bytes bounds what any request may buffer.
+// The body a route accepts. The server checks it from the request's
+// headers, before any of the body is buffered (a declared Content-Length, a
+// multipart type, a chunked body as it grows), and again on the whole body;
+// max_request_bytes bounds what any request may buffer.
 struct BodyLimit {
   size_t max_bytes = 0;    // 413 beyond this
   bool multipart = false;  // multipart/form-data accepted (uploads); else 415

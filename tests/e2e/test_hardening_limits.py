@@ -2,10 +2,11 @@
 only on the upload route), the header timeout on every request of a
 kept-alive connection, and the caps on open connections.
 
-Pistache 0.0.5 buffers a whole request before ragd sees it, under one limit
-for every connection (server.max_upload_bytes plus the headers): a route's
-smaller limit is applied once the request is in, before authentication.
-The servers run without a model: none of this needs one.
+A request too large for its route is refused from its headers, before any
+of its body is buffered: the route's limit against Content-Length, a
+multipart body off the upload route, headers past 64 KiB, a chunked body as
+soon as it outgrows the limit. The servers run without a model: none of
+this needs one.
 """
 import json
 import socket
@@ -101,6 +102,112 @@ def test_the_upload_route_takes_more_than_the_json_limit(srv):
     text = "word " * (400 << 10)  # 2 MiB of JSON
     r = requests.post(srv.url + "/v1/documents", json={"title": "big", "text": text}, headers=AUTH, timeout=60)
     assert r.status_code != 413, r.text  # the models are absent: 503, but the size passed
+
+
+def refusal_without_a_body(srv, head):
+    """Sends only the request line and headers; returns the answer."""
+    s = connect(srv)
+    s.sendall(head)
+    answer = read_response(s)
+    s.close()
+    return answer
+
+
+def test_a_declared_body_over_the_limit_is_refused_before_it_is_sent(srv):
+    # Before the gate, the server waited for the gigabyte (and buffered up
+    # to the upload limit) before saying anything.
+    answer = refusal_without_a_body(
+        srv, f"POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             f"Content-Length: {1 << 30}\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 413"), answer
+    assert b"Connection: close" in answer
+    assert b"1073741824 bytes is larger than the 1048576 bytes POST /tokenize accepts" in answer
+
+
+def test_a_multipart_head_off_the_upload_route_is_refused_before_its_body(srv):
+    answer = refusal_without_a_body(
+        srv, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+             b"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 100\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 415"), answer
+
+
+def test_a_content_length_past_64_bits_is_a_bad_request(srv):
+    # Pistache's parser threw on it and the request hung without an answer.
+    answer = refusal_without_a_body(
+        srv, b"POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+
+
+def answer_to_a_growing_request(srv, head, piece, times):
+    """Sends `head`, then `piece` `times` times (stopping if the server
+    closes), and returns the answer."""
+    s = connect(srv)
+    s.sendall(head)
+    try:
+        for _ in range(times):
+            s.sendall(piece)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    answer = read_response(s)
+    s.close()
+    return answer
+
+
+def test_headers_are_capped(srv):
+    # 100 KiB of headers, more than the 64 KiB allowed.
+    answer = answer_to_a_growing_request(srv, b"GET /healthz HTTP/1.1\r\nHost: x\r\n",
+                                         b"X-Filler: " + b"a" * 1000 + b"\r\n", 100)
+    assert answer.startswith(b"HTTP/1.1 431"), answer
+
+
+def test_a_chunked_body_is_refused_once_it_outgrows_the_limit(srv):
+    # 1.25 MiB in chunks, past the 1 MiB limit, and no final chunk.
+    answer = answer_to_a_growing_request(
+        srv, b"POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             b"Transfer-Encoding: chunked\r\n\r\n",
+        b"%x\r\n" % (64 << 10) + b"a" * (64 << 10) + b"\r\n", 20)
+    assert answer.startswith(b"HTTP/1.1 413"), answer
+
+
+def test_a_sender_that_never_stops_is_answered_and_cut_after_a_few_mebibytes(srv):
+    s = connect(srv)
+    s.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              f"Content-Length: {1 << 30}\r\n\r\n".encode())
+    s.setblocking(False)
+    sent, answer, chunk, started = 0, b"", b"\0" * (256 << 10), time.time()
+    closed = False
+    while time.time() - started < 20 and not closed:
+        try:
+            got = s.recv(65536)
+            closed = not got
+            answer += got
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed = True
+        try:
+            sent += s.send(chunk)
+        except BlockingIOError:
+            time.sleep(0.001)
+        except OSError:
+            closed = True
+    s.close()
+    assert answer.startswith(b"HTTP/1.1 413"), answer
+    assert closed, "the connection stayed open"
+    # Kernel buffers on both sides plus the server's 1 MiB linger; before the
+    # gate the server read up to the 32 MiB upload limit.
+    assert sent < 16 << 20, sent
+
+
+def test_a_kept_alive_connection_is_refused_like_a_new_one(srv):
+    s = connect(srv)
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    first = read_response(s)
+    s.sendall(b"POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n")
+    second = read_response(s)
+    s.close()
+    assert first.startswith(b"HTTP/1.1 200"), first
+    assert second.startswith(b"HTTP/1.1 413"), second
 
 
 # --- header timeout on kept-alive connections --------------------------------
