@@ -45,8 +45,8 @@ void WeightedRowSumF16Order(const float* w, int nq, const uint16_t* const* value
 // is a few us of wasted loads, so callers stream rows they expect to be cold.
 void StreamRowsF16(const uint16_t* const* rows, int64_t n_rows, int64_t n);
 
-// llama.cpp's AVX-512 exp for x <= 0 (the softmax argument): exact same
-// float result.
+// llama.cpp's AVX-512 exp (its softmax takes x <= 0, its SwiGLU any x):
+// exact same float result.
 float ExpF16Order(float x);
 
 }  // namespace ragd::inference

@@ -185,7 +185,10 @@ void Softmax(float* x, int64_t n);
 void GeluTanh(float* x, int64_t n);
 
 // gate[i] = silu(gate[i]) * up[i], silu(x) = x / (1 + exp(-x)): the gated
-// feed-forward of Llama-family models. Vectorized exp, relative error ~1e-6.
+// feed-forward of Llama-family models, over one row of n values. On x86 with
+// llama.cpp's roundings (its AVX-512 ggml_vec_swiglu_f32: the vector exp of
+// ggml on groups of 16 values from the start of the row, libm's expf on the
+// last n % 16), bitwise its result; elsewhere libm's expf throughout.
 void SwiGlu(float* gate, const float* up, int64_t n);
 
 // In-place GELU (tanh form) the way llama.cpp's CPU backend computes it: x

@@ -75,6 +75,6 @@ void MulRowsAvx512(const WeightView& w, const uint8_t* act, size_t act_stride, i
 
 const KernelSet kAvx512Kernels = {"avx512vnni",  QuantizeQ8AX86, QuantizeQ8KX86, VecDotX86,
                                   PrepareAvx512, MulRowsAvx512,  PackAvx512};
-const ElementwiseSet kAvx512Elementwise = {GeluTanhX86, SoftmaxX86, ArgmaxX86, FindAtLeastX86, SwiGluX86};
+const ElementwiseSet kAvx512Elementwise = {GeluTanhX86, SoftmaxX86, ArgmaxX86, FindAtLeastX86, SwiGluAvx512};
 
 }  // namespace ragd::inference::kernels

@@ -179,7 +179,8 @@ void LlamaFamilyModel::Layer(int il, std::span<SequenceStep> steps, int64_t m, T
   ForRows(m, pool, [&](int64_t begin, int64_t end) {
     AddBiasRows(lw.b_gate, s_.gate + begin * c.n_ff, end - begin, c.n_ff);
     AddBiasRows(lw.b_up, s_.up + begin * c.n_ff, end - begin, c.n_ff);
-    SwiGlu(s_.gate + begin * c.n_ff, s_.up + begin * c.n_ff, (end - begin) * c.n_ff);
+    // Row by row: which values take the vector exp depends on where a row ends.
+    for (int64_t r = begin; r < end; ++r) SwiGlu(s_.gate + r * c.n_ff, s_.up + r * c.n_ff, c.n_ff);
   });
   MatMul(lw.down, s_.gate, m, s_.o.data(), pool);
   ForRows(m, pool, [&](int64_t begin, int64_t end) {

@@ -52,18 +52,36 @@ void GeluTanhX86(float* x, int64_t n) {
   }
 }
 
-// gate = silu(gate) * up = gate / (1 + exp(-gate)) * up.
+// gate = silu(gate) * up = gate / (1 + exp(-gate)) * up, with llama.cpp's
+// roundings (ggml_vec_swiglu_f32 on AVX-512): its vector exp on groups of 16
+// values from the start, libm's expf on the last n % 16.
+#if !defined(__AVX512F__)
 void SwiGluX86(float* gate, const float* up, int64_t n) {
   const __m256 one = _mm256_set1_ps(1.0f);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+  for (const int64_t vector_end = n / 16 * 16; i < vector_end; i += 8) {
     const __m256 g = _mm256_loadu_ps(gate + i);
-    const __m256 e = Exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    const __m256 e = ExpLlama8(_mm256_sub_ps(_mm256_setzero_ps(), g));
     _mm256_storeu_ps(gate + i,
                      _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
   }
   for (; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
+
+#else
+// SwiGluX86's results, 16 values per step.
+void SwiGluAvx512(float* gate, const float* up, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 g = _mm512_loadu_ps(gate + i);
+    const __m512 e = ExpLlama16(_mm512_sub_ps(_mm512_setzero_ps(), g));
+    _mm512_storeu_ps(gate + i,
+                     _mm512_mul_ps(_mm512_div_ps(g, _mm512_add_ps(one, e)), _mm512_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+#endif
 
 void SoftmaxX86(float* x, int64_t n) {
   if (n <= 0) return;
