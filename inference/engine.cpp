@@ -78,6 +78,7 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineOptions& options) {
     if (!t.ok()) return t.status();
     e->chat_template_ = *t;
   }
+  e->instruction_tuned_ = !e->file_->GetString(std::string(keys::kChatTemplate)).value_or("").empty();
   e->architecture_ = e->file_->GetString(std::string(keys::kArchitecture)).value_or("");
   if (options.vocabulary_only) {
     // The tensors stay mapped but untouched: no page of weights is read.

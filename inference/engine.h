@@ -170,6 +170,10 @@ class Engine {
   const ModelInfo& info() const { return info_; }
   // The chat template prompts are formatted with (kNone: a base model).
   ChatTemplate chat_template() const { return chat_template_; }
+  // The file carries its chat template's text (tokenizer.chat_template), as
+  // files tuned to follow instructions do; a pretrained model formatted as a
+  // chat by its architecture (Gemma 3 270M) does not.
+  bool instruction_tuned() const { return instruction_tuned_; }
 
   // Prompt ids of a conversation in the model's chat template (chat_format.h
   // FormatChat); kUnsupported for a base model.
@@ -208,6 +212,7 @@ class Engine {
   int context_length_ = 0;
   int nice_ = 0;
   ChatTemplate chat_template_ = ChatTemplate::kNone;
+  bool instruction_tuned_ = false;
   ModelInfo info_;
   std::string architecture_;  // general.architecture
   struct Lock;
