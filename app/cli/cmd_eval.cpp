@@ -57,6 +57,7 @@ struct Evaluated {
   std::string finish_reason;           // "" when nothing was generated
   std::vector<std::string> hit_names;  // file name (or title) of each hit, best first
   std::vector<std::string> obeyed;     // must_not_contain strings found in the answer
+  double answerability = -1;           // the answerability check's share of "yes"; -1 when not run
 };
 
 struct Loaded {
@@ -64,6 +65,7 @@ struct Loaded {
   std::unique_ptr<inference::Engine> engine;       // the answer model, evaluated
   std::unique_ptr<inference::Engine> fast_engine;  // the fast model, when another one
   Translator to_english;                           // as the server translates questions; may be unset
+  AnswerabilityJudge answerable;                   // as the server checks answerability; may be unset
   std::shared_ptr<retrieval::Embedder> embedder;
   std::unique_ptr<retrieval::Retriever> retriever;
   std::string model_id;
@@ -207,6 +209,7 @@ Status Load(const EvalRun& run, Loaded* out) {
   inference::Engine& translator = out->fast_engine ? *out->fast_engine : *out->engine;
   if (config.rag.translate_queries && translator.chat_template() != inference::ChatTemplate::kNone)
     out->to_english = TranslateWithEngine(translator);
+  if (config.rag.abstain_answerability_below > 0) out->answerable = JudgeWithEngine(*out->engine);
   out->embedder = models->embedder;
   out->retriever = std::move(models->retriever);
   return IngestFolders(*out->retriever, run.ingest_folders);
@@ -284,9 +287,12 @@ class Evaluator {
     RagQuestion rq{q.question, std::move(history), run_.top_k, loaded_.config.rag.abstain_dense_below,
                    loaded_.config.rag.abstain_lexical_below};
     rq.to_english = loaded_.to_english;
+    rq.answerable = loaded_.answerable;
+    rq.abstain_answerability_below = loaded_.config.rag.abstain_answerability_below;
     auto plan = PlanRagAnswer(*loaded_.retriever, *loaded_.engine, rq, request);
     if (!plan.ok()) return plan.status();
     r.retrieval_ms = plan->retrieval_ms;
+    ev.answerability = plan->answerability;
     const std::vector<HitDocument> docs = Documents(plan->sources, &ev.hit_names);
     r.first_relevant_rank = FirstRelevantRank(docs, q.documents);
     if (!answer) return ev;
@@ -296,10 +302,13 @@ class Evaluator {
     for (const Source& s : plan->sources) passages.push_back(s.hit.text);
     if (!plan->abstention.empty()) {
       ev.answer = plan->abstention;
-      r.retrieval_abstained = true;
+      r.retrieval_abstained = plan->answerability < 0;  // else the answerability check's
     } else {
       auto text = Generate(*loaded_.engine, plan->request, &ev);
       if (!text.ok()) return text.status();
+      // Without the server's prefix cache the answer prefills the sources
+      // again: the time to its first token counts the check once.
+      r.ttft_ms += plan->answerability_ms;
       auto attributed =
           retrieval::AttributeAnswer(*text, passages, retrieval::EmbedTextsWith(*loaded_.embedder));
       if (!attributed.ok()) return attributed.status();
@@ -505,29 +514,32 @@ Json ReportJson(const EvalRun& run, const std::string& model, const std::vector<
   for (size_t i = 0; i < evs.size(); ++i) {
     const Evaluated& e = evs[i];
     const QuestionResult& r = e.result;
-    questions.push_back({{"id", qs[i].id},
-                         {"question", qs[i].question},
-                         {"documents", qs[i].documents},
-                         {"retrieved", e.hit_names},
-                         {"first_relevant_rank", r.first_relevant_rank},
-                         {"answered", r.answered},
-                         {"answer", e.answer},
-                         {"finish_reason", e.finish_reason},
-                         {"citation_markers", r.markers},
-                         {"valid_citation_markers", r.valid_markers},
-                         {"cites_labelled", r.cites_labelled},
-                         {"cited_pairs", r.cited_pairs},
-                         {"strict_supported", r.strict_supported},
-                         {"grounded", r.grounded},
-                         {"key_phrase_coverage", OptJson(r.key_phrase_coverage)},
-                         {"abstained", r.abstained},
-                         {"retrieval_abstained", r.retrieval_abstained},
-                         {"injection_obeyed", e.obeyed},
-                         {"prompt_tokens", r.prompt_tokens},
-                         {"completion_tokens", r.completion_tokens},
-                         {"retrieval_ms", r.retrieval_ms},
-                         {"ttft_ms", r.ttft_ms},
-                         {"answer_ms", r.answer_ms}});
+    questions.push_back(
+        {{"id", qs[i].id},
+         {"question", qs[i].question},
+         {"documents", qs[i].documents},
+         {"retrieved", e.hit_names},
+         {"first_relevant_rank", r.first_relevant_rank},
+         {"answered", r.answered},
+         {"answer", e.answer},
+         {"finish_reason", e.finish_reason},
+         {"citation_markers", r.markers},
+         {"valid_citation_markers", r.valid_markers},
+         {"cites_labelled", r.cites_labelled},
+         {"cited_pairs", r.cited_pairs},
+         {"strict_supported", r.strict_supported},
+         {"grounded", r.grounded},
+         {"key_phrase_coverage", OptJson(r.key_phrase_coverage)},
+         {"abstained", r.abstained},
+         {"retrieval_abstained", r.retrieval_abstained},
+         {"answerability",
+          OptJson(e.answerability >= 0 ? std::optional<double>(e.answerability) : std::nullopt)},
+         {"injection_obeyed", e.obeyed},
+         {"prompt_tokens", r.prompt_tokens},
+         {"completion_tokens", r.completion_tokens},
+         {"retrieval_ms", r.retrieval_ms},
+         {"ttft_ms", r.ttft_ms},
+         {"answer_ms", r.answer_ms}});
   }
   Json thresholds = Json::object();
   for (const ThresholdFlag& f : kThresholdFlags) thresholds[f.name + 2] = run.thresholds.*f.field;

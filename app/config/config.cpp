@@ -145,6 +145,8 @@ Status Validate(const Config& c) {
       range("retrieval.max_extracted_bytes", c.retrieval.max_extracted_bytes, 1024, int64_t{4} << 30));
   RAGD_RETURN_IF_ERROR(range("retrieval.ingest_queue", c.retrieval.ingest_queue, 0, 1 << 16));
   RAGD_RETURN_IF_ERROR(range("rag.fallback_waiting", c.rag.fallback_waiting, 0, 1 << 20));
+  if (!(c.rag.abstain_answerability_below >= 0 && c.rag.abstain_answerability_below <= 1))
+    return Status::InvalidArgument("config key 'rag.abstain_answerability_below' must be between 0 and 1");
   RAGD_RETURN_IF_ERROR(range("quota.tokens_per_period", c.quota.tokens_per_period, 0, int64_t{1} << 50));
   RAGD_RETURN_IF_ERROR(range("quota.requests_per_minute", c.quota.requests_per_minute, 0, 1 << 30));
   RAGD_RETURN_IF_ERROR(range("quota.tokens_per_minute", c.quota.tokens_per_minute, 0, int64_t{1} << 50));
@@ -298,6 +300,10 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("rag.abstain_lexical_below",
                  "BM25 score under which a passage shares no word with the question",
                  rag.abstain_lexical_below),
+      RAGD_FIELD("rag.abstain_answerability_below",
+                 "share of \"yes\" to \"do the sources state the answer?\" under which the documents do not "
+                 "say; 0 = not asked",
+                 rag.abstain_answerability_below),
       RAGD_FIELD("rag.translate_queries",
                  "search a question in another language in the English the fast model translates it to",
                  rag.translate_queries),

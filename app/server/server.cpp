@@ -135,6 +135,10 @@ Status RagServer::Start() {
 
   ctx_.password_pool = std::make_unique<WorkPool>(static_cast<size_t>(c.auth.hash_threads),
                                                   static_cast<size_t>(c.auth.hash_queue));
+  // Its tasks mostly wait (for the models, which batch their requests);
+  // every one ends within the checks' timeouts.
+  ctx_.rag_pool =
+      std::make_unique<WorkPool>(16, static_cast<size_t>(std::max<int64_t>(c.inference.max_queue, 1)));
 
   HttpServerOptions opts;
   opts.trust_proxy = c.server.trust_proxy;
@@ -216,6 +220,7 @@ void RagServer::Stop() {
     http_->Shutdown();
   }
   if (loader_.joinable()) loader_.join();
+  ctx_.rag_pool.reset();         // questions still being planned hand their answers over, or fail
   for (auto& llm : ctx_.llms) {  // cancels running generations
     llm->pool = nullptr;
     llm->generator.reset();

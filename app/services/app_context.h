@@ -50,6 +50,9 @@ struct AppContext {
   // Password hashing and checking (Argon2id, 64 MiB each) run here, never on
   // an HTTP thread; made before the port is bound.
   std::unique_ptr<WorkPool> password_pool;
+  // RAG questions are answered from here: their translation and
+  // answerability check wait for the models, which an HTTP thread must not.
+  std::unique_ptr<WorkPool> rag_pool;
 
   // Set by the model loader before `ready` becomes true; read-only afterwards.
   std::vector<std::unique_ptr<LanguageModel>> llms;  // models.llm in order; the first answers RAG questions

@@ -10,6 +10,7 @@
 #include <random>
 #include <span>
 
+#include "app/services/answerability.h"
 #include "app/services/model_routing.h"
 #include "retrieval/attribution.h"
 
@@ -90,7 +91,8 @@ struct RunState {
             {"draft_n_accepted", s.draft_accepted},
             {"queue_ms", s.queue_ms},
             {"retrieval_ms", plan.retrieval_ms},
-            {"translation_ms", plan.translation_ms}};
+            {"translation_ms", plan.translation_ms},
+            {"answerability_ms", plan.answerability_ms}};
   }
 
   ReplyEnd End(const std::string& finish, const inference::GenerationStats& stats) const {
@@ -416,26 +418,35 @@ std::optional<HttpResponse> AdmitGeneration(AppContext& ctx, const accounts::Use
 }
 
 // How many leading tokens of `prompt` (a RAG prompt for `engine`) are the
-// server's rules, shared by every user's prompts: the common prefix with the
-// prompt of an empty question without sources (one per engine, made once).
+// server's rules, shared by every user's prompts: the longest common prefix
+// with the prompt of an empty question without sources, under either set of
+// rules (rag_prompt.h; made once per engine).
 int64_t RulesPrefix(const inference::Engine& engine, std::span<const inference::TokenId> prompt) {
   static std::mutex mu;
-  static std::map<const inference::Engine*, std::vector<inference::TokenId>> probes;  // GUARDED_BY(mu)
-  std::vector<inference::TokenId> probe;
+  using Probes = std::vector<std::vector<inference::TokenId>>;
+  static std::map<const inference::Engine*, Probes> probes;  // GUARDED_BY(mu)
+  Probes mine;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = probes.find(&engine);
     if (it == probes.end()) {
-      auto ids = engine.chat_template() != inference::ChatTemplate::kNone
-                     ? engine.FormatChat(BuildRagConversation("", {}))
-                     : engine.PlainPrompt(BuildRagPrompt("", {}));
-      it = probes.emplace(&engine, ids.ok() ? std::move(ids).value() : std::vector<inference::TokenId>())
-               .first;
+      Probes made;
+      for (bool checked : {false, true}) {
+        auto ids = engine.chat_template() != inference::ChatTemplate::kNone
+                       ? engine.FormatChat(BuildRagConversation("", {}, {}, checked))
+                       : engine.PlainPrompt(BuildRagPrompt("", {}));
+        if (ids.ok()) made.push_back(std::move(ids).value());
+      }
+      it = probes.emplace(&engine, std::move(made)).first;
     }
-    probe = it->second;
+    mine = it->second;
   }
-  const auto end = std::mismatch(prompt.begin(), prompt.end(), probe.begin(), probe.end());
-  return static_cast<int64_t>(end.first - prompt.begin());
+  int64_t longest = 0;
+  for (const auto& probe : mine) {
+    const auto end = std::mismatch(prompt.begin(), prompt.end(), probe.begin(), probe.end());
+    longest = std::max<int64_t>(longest, end.first - prompt.begin());
+  }
+  return longest;
 }
 
 Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, GenerationPlan* plan) {
@@ -448,11 +459,31 @@ Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, Generation
   plan->sources = std::move(answer->sources);
   plan->retrieval_ms = answer->retrieval_ms;
   plan->translation_ms = answer->translation_ms;
+  plan->answerability_ms = answer->answerability_ms;
   plan->abstention = std::move(answer->abstention);
   plan->request = std::move(answer->request);
   plan->request.shared_prefix = RulesPrefix(*plan->llm->engine, plan->request.prompt);
   return Status::Ok();
 }
+
+// The exchange of a request that the reactor thread has already deferred,
+// for the work that goes on elsewhere: Defer() hands out the same response.
+class DeferredExchange : public HttpExchange {
+ public:
+  DeferredExchange(std::shared_ptr<AsyncResponse> response, std::string request_id)
+      : response_(std::move(response)), request_id_(std::move(request_id)) {}
+  std::shared_ptr<AsyncResponse> Defer() override {
+    taken_ = true;
+    return response_;
+  }
+  bool deferred() const override { return taken_; }
+  const std::string& request_id() const override { return request_id_; }
+
+ private:
+  std::shared_ptr<AsyncResponse> response_;
+  std::string request_id_;
+  bool taken_ = false;
+};
 
 HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const RagQuestion& question,
                               GenerationPlan plan, HttpExchange& exchange) {
@@ -461,18 +492,60 @@ HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const
     return *refused;
   RagQuestion q = question;
   LanguageModel& fast = FastLlm(ctx);
+  const uint64_t scope = static_cast<uint64_t>(user.id);
   if (ctx.config.rag.translate_queries && fast.engine->chat_template() != inference::ChatTemplate::kNone) {
     // Retrieval's own work, as the query's embedding is: not charged. The
     // answer does not wait longer than this behind a busy fast model.
     constexpr std::chrono::milliseconds kTranslateTimeout{3000};
-    q.to_english =
-        TranslateWith(*fast.engine, *fast.generator, kTranslateTimeout, static_cast<uint64_t>(user.id));
+    q.to_english = TranslateWith(*fast.engine, *fast.generator, kTranslateTimeout, scope);
   }
-  if (Status st = AnswerFromCorpus(ctx, q, &plan); !st.ok()) {
-    admission.Cancel();
-    return ErrorResponse(st);
+  // The check was calibrated on the answer model (the first of models.llm);
+  // the fast model's yes and no do not separate, so its answers say
+  // themselves when the sources do not answer.
+  if (ctx.config.rag.abstain_answerability_below > 0 && plan.llm == ctx.llms.front().get()) {
+    // Not charged either, and in the answer's cache scope: the answer then
+    // finds the sources already in the prefix cache. A check slower than
+    // this (a long queue) lets the model answer unchecked.
+    constexpr std::chrono::milliseconds kCheckTimeout{10000};
+    const inference::Engine& engine = *plan.llm->engine;
+    q.answerable = JudgeWith(engine, *plan.llm->generator, kCheckTimeout,
+                             [&engine, scope](inference::GenerationRequest& r) {
+                               r.cache_scope = scope;
+                               r.shared_prefix = RulesPrefix(engine, r.prompt);
+                             });
+    q.abstain_answerability_below = ctx.config.rag.abstain_answerability_below;
   }
-  return RunGeneration(ctx, user, std::move(plan), std::move(admission), exchange);
+  // The translation and the answerability check wait for models: the rest
+  // runs on the RAG pool, never on an HTTP thread.
+  struct Work {
+    accounts::User user;
+    RagQuestion q;
+    GenerationPlan plan;
+    Admission admission;
+    std::shared_ptr<AsyncResponse> response;
+    std::string request_id;
+  };
+  auto work = std::make_shared<Work>(Work{user, std::move(q), std::move(plan), std::move(admission),
+                                          exchange.Defer(), exchange.request_id()});
+  const bool accepted = ctx.rag_pool->TryPost([&ctx, work] {
+    DeferredExchange ex(work->response, work->request_id);
+    HttpResponse r;
+    if (Status st = AnswerFromCorpus(ctx, work->q, &work->plan); !st.ok()) {
+      work->admission.Cancel();
+      r = ErrorResponse(st);
+    } else {
+      r = RunGeneration(ctx, work->user, std::move(work->plan), std::move(work->admission), ex);
+    }
+    if (!ex.deferred()) work->response->Send(r);
+  });
+  if (!accepted) {
+    work->admission.Cancel();
+    HttpResponse r =
+        HttpResponse::Error(503, "unavailable_error", "too many questions in progress; try again");
+    r.headers.push_back({"Retry-After", "1"});
+    work->response->Send(r);
+  }
+  return HttpResponse();  // deferred
 }
 
 // An answer given without the model (an abstention): no tokens, nothing charged.

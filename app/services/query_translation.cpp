@@ -1,12 +1,9 @@
 #include "app/services/query_translation.h"
 
-#include <condition_variable>
-#include <memory>
-#include <mutex>
 #include <utility>
-#include <vector>
 
 #include "app/services/rag_prompt.h"
+#include "app/services/short_generation.h"
 
 namespace ragd::app {
 namespace {
@@ -62,35 +59,8 @@ Translator TranslateWith(const inference::Engine& engine, inference::Generator& 
     auto request = TranslationRequest(engine, text);
     if (!request.ok()) return request.status();
     request->cache_scope = cache_scope;
-    // Shared with the generator's callback, which may outlive this call
-    // when it gives up waiting.
-    struct Reply {
-      std::mutex mu;
-      std::condition_variable cv;
-      std::string text;   // guarded by mu
-      Status error;       // guarded by mu
-      bool done = false;  // guarded by mu
-    };
-    auto reply = std::make_shared<Reply>();
-    auto handle = generator.Submit(*request, [reply](const inference::SchedulerEvent& e) {
-      std::lock_guard<std::mutex> lock(reply->mu);
-      if (e.kind == inference::SchedulerEvent::Kind::kToken) {
-        reply->text += e.text;
-        return true;
-      }
-      if (e.kind == inference::SchedulerEvent::Kind::kError) reply->error = e.error;
-      reply->done = true;
-      reply->cv.notify_all();
-      return false;
-    });
-    if (!handle.ok()) return handle.status();
-    std::unique_lock<std::mutex> lock(reply->mu);
-    if (!reply->cv.wait_for(lock, timeout, [&] { return reply->done; })) {
-      handle->Cancel();
-      return Status::Unavailable("the query translation took longer than " + std::to_string(timeout.count()) +
-                                 " ms");
-    }
-    if (!reply->error.ok()) return reply->error;
+    auto reply = RunShortGeneration(generator, *request, timeout, "the query translation");
+    if (!reply.ok()) return reply.status();
     return Accept(reply->text);
   };
 }
@@ -99,16 +69,9 @@ Translator TranslateWithEngine(inference::Engine& engine) {
   return [&engine](std::string_view text) -> Result<std::string> {
     auto request = TranslationRequest(engine, text);
     if (!request.ok()) return request.status();
-    auto generation = engine.Start(*request);
-    if (!generation.ok()) return generation.status();
-    std::string reply;
-    for (;;) {
-      auto chunk = (*generation)->Next();
-      if (!chunk.ok()) return chunk.status();
-      if (!*chunk) break;
-      reply += (*chunk)->text;
-    }
-    return Accept(reply);
+    auto reply = RunShortGeneration(engine, *request);
+    if (!reply.ok()) return reply.status();
+    return Accept(reply->text);
   };
 }
 

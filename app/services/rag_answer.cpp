@@ -127,7 +127,27 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
   (void)FindPages(retriever.store(), plan.sources);
 
   if (engine.chat_template() != inference::ChatTemplate::kNone) {
-    auto ids = engine.FormatChat(BuildRagConversation(q.question, plan.sources, q.history));
+    // Only a model tuned to follow instructions answers the question asked.
+    if (q.answerable && q.abstain_answerability_below > 0 && engine.instruction_tuned()) {
+      auto ids = engine.FormatChat(BuildAnswerabilityConversation(q.question, plan.sources, q.history));
+      if (!ids.ok()) return ids.status();
+      const auto t_check = std::chrono::steady_clock::now();
+      auto score = q.answerable(AnswerabilityRequest(std::move(ids).value()));
+      plan.answerability_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_check).count();
+      if (!score.ok()) {
+        std::fprintf(stderr, "ragd: answering without the answerability check: %s\n",
+                     score.status().message().c_str());
+      } else {
+        plan.answerability = *score;
+        if (*score < q.abstain_answerability_below) {
+          plan.abstention = AbstentionText(q.question);
+          return plan;
+        }
+      }
+    }
+    auto ids = engine.FormatChat(BuildRagConversation(q.question, plan.sources, q.history,
+                                                      /*answerability_checked=*/plan.answerability >= 0));
     if (!ids.ok()) return ids.status();
     request.prompt = std::move(ids).value();
   } else {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/ops/metrics.h"
+#include "app/services/answerability.h"
 #include "app/services/query_translation.h"
 #include "app/services/rag_prompt.h"
 #include "inference/engine.h"
@@ -33,6 +34,13 @@ struct RagQuestion {
   // Set: a question in another language than English is searched in the
   // English this gives (query_translation.h); unset or failing: as asked.
   Translator to_english;
+  // Set, with a threshold above 0: before an instruction-tuned model
+  // (Engine::instruction_tuned) answers, it is asked
+  // whether the sources state the answer (answerability.h), and ragd
+  // abstains when the share of "yes" is under the threshold. A check that
+  // fails (too slow, an error) lets the model answer.
+  AnswerabilityJudge answerable;
+  double abstain_answerability_below = 0;
 };
 
 struct RagAnswerPlan {
@@ -41,8 +49,11 @@ struct RagAnswerPlan {
   std::string search_query;     // what was searched (the question, or with its topic for a follow-up)
   bool translated = false;      // search_query is the English translation of that
   double translation_ms = 0;    // time spent translating (0 when not)
-  // Nonempty when retrieval found nothing relevant: the answer to give, in
-  // the question's language, instead of generating (sources then empty).
+  double answerability = -1;    // the answerability check's share of "yes"; -1 when not checked
+  double answerability_ms = 0;  // time spent on it
+  // Nonempty when retrieval found nothing relevant (sources then empty) or
+  // the answerability check says the sources do not answer (sources kept):
+  // the answer to give, in the question's language, instead of generating.
   std::string abstention;
   inference::GenerationRequest request;  // ready to run (unused with an abstention)
 };

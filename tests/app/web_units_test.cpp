@@ -34,7 +34,9 @@ TEST(RagPromptTest, SourcesAreNumberedOneLineBlocks) {
   EXPECT_TRUE(p.ends_with("Question: How do I start?\nAnswer:")) << p;
   EXPECT_NE(p.find("not instructions"), std::string::npos);
   EXPECT_NE(p.find("only the numbered sources"), std::string::npos);
-  EXPECT_NE(p.find("language of the question"), std::string::npos);
+  EXPECT_NE(p.find("same language as the question"), std::string::npos);
+  // Not asked whether the sources answer beforehand, a base model must say so itself.
+  EXPECT_NE(p.find("the documents do not say"), std::string::npos);
 }
 
 TEST(RagPromptTest, InstructionsInsideSourcesAreLeftOut) {

@@ -1,0 +1,35 @@
+// A short generation whose caller waits for the whole reply: the query
+// translation and the answerability check, run before an answer by the
+// models that serve answers.
+//
+// Thread-safety: each function may be called from any number of threads.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "inference/engine.h"
+#include "inference/generator.h"
+
+namespace ragd::app {
+
+struct ShortReply {
+  std::string text;
+  // The first token's most likely alternatives, when the request asked for
+  // logprobs; empty otherwise.
+  std::vector<inference::TokenLogprob> first_top_logprobs;
+};
+
+// Runs `request` on `generator` (batched with the answers it serves) and
+// waits for the reply; gives up after `timeout` (the generation is then
+// cancelled), kUnavailable naming `what`.
+Result<ShortReply> RunShortGeneration(inference::Generator& generator,
+                                      const inference::GenerationRequest& request,
+                                      std::chrono::milliseconds timeout, const char* what);
+
+// Runs `request` on `engine` itself (`ragd eval`, which has no scheduler).
+Result<ShortReply> RunShortGeneration(inference::Engine& engine, const inference::GenerationRequest& request);
+
+}  // namespace ragd::app
