@@ -30,8 +30,19 @@ double AnswerabilityScore(const inference::Tokenizer& tokenizer,
     if (word == "yes") yes += std::exp(static_cast<double>(t.logprob));
     if (word == "no") no += std::exp(static_cast<double>(t.logprob));
   }
-  return yes + no > 0 ? yes / (yes + no) : 0.5;
+  return yes + no > 0 ? yes / (yes + no) : -1;
 }
+
+namespace {
+
+Result<double> Judged(const inference::Tokenizer& tokenizer, const Result<ShortReply>& reply) {
+  if (!reply.ok()) return reply.status();
+  const double score = AnswerabilityScore(tokenizer, reply->first_top_logprobs);
+  if (score < 0) return Status::Unavailable("the answerability check replied neither yes nor no");
+  return score;
+}
+
+}  // namespace
 
 AnswerabilityJudge JudgeWith(const inference::Engine& engine, inference::Generator& generator,
                              std::chrono::milliseconds timeout,
@@ -40,17 +51,13 @@ AnswerabilityJudge JudgeWith(const inference::Engine& engine, inference::Generat
           prepare = std::move(prepare)](const inference::GenerationRequest& request) -> Result<double> {
     inference::GenerationRequest r = request;
     if (prepare) prepare(r);
-    auto reply = RunShortGeneration(generator, r, timeout, "the answerability check");
-    if (!reply.ok()) return reply.status();
-    return AnswerabilityScore(engine.tokenizer(), reply->first_top_logprobs);
+    return Judged(engine.tokenizer(), RunShortGeneration(generator, r, timeout, "the answerability check"));
   };
 }
 
 AnswerabilityJudge JudgeWithEngine(inference::Engine& engine) {
   return [&engine](const inference::GenerationRequest& request) -> Result<double> {
-    auto reply = RunShortGeneration(engine, request);
-    if (!reply.ok()) return reply.status();
-    return AnswerabilityScore(engine.tokenizer(), reply->first_top_logprobs);
+    return Judged(engine.tokenizer(), RunShortGeneration(engine, request));
   };
 }
 

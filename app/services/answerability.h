@@ -38,7 +38,8 @@ using AnswerabilityJudge = std::function<Result<double>(const inference::Generat
 inference::GenerationRequest AnswerabilityRequest(std::vector<inference::TokenId> prompt);
 
 // P(yes) / (P(yes) + P(no)) over `top` (a first token's alternatives, read
-// through `tokenizer`: "Yes", "yes", " no", ...); 0.5 when neither appears.
+// through `tokenizer`: "Yes", "yes", " no", ...); -1 when neither appears
+// (the judges then fail, and the model answers unchecked).
 double AnswerabilityScore(const inference::Tokenizer& tokenizer,
                           const std::vector<inference::TokenLogprob>& top);
 

@@ -88,8 +88,8 @@ TEST(Answerability, ScoreReadsYesAndNoInAnySpelling) {
                                                     {id("The"), lp(0.2)}};
   EXPECT_NEAR(AnswerabilityScore(tok, top), 0.75, 1e-5);
   EXPECT_NEAR(AnswerabilityScore(tok, {{id("No"), lp(0.9)}}), 0.0, 1e-9);
-  EXPECT_DOUBLE_EQ(AnswerabilityScore(tok, {{id("The"), lp(0.9)}}), 0.5);  // neither: no opinion
-  EXPECT_DOUBLE_EQ(AnswerabilityScore(tok, {}), 0.5);
+  EXPECT_DOUBLE_EQ(AnswerabilityScore(tok, {{id("The"), lp(0.9)}}), -1);  // neither: no verdict
+  EXPECT_DOUBLE_EQ(AnswerabilityScore(tok, {}), -1);
 }
 
 }  // namespace
