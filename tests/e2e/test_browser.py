@@ -117,8 +117,12 @@ def last_screen(request, driver):
 # ------------------------------------------------------------------ helpers
 
 def wait(driver, condition, timeout=PAGE_TIMEOUT, message=""):
+    # A condition that walks a list the page redraws meanwhile (the document
+    # list after an upload) meets removed elements: poll again rather than fail.
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition, message)
+    return WebDriverWait(driver, timeout, poll_frequency=0.2,
+                         ignored_exceptions=[StaleElementReferenceException]).until(condition, message)
 
 
 def by_testid(root, testid):

@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from conftest import ADMIN_KEY, ADMIN_PASSWORD, ADMIN_USER, ROOT, Server
-from test_browser import ARTIFACTS, PAGE_TIMEOUT, ask, by_testid, driver, last_screen, one, open_page, path_of
+from test_browser import ARTIFACTS, ask, by_testid, driver, last_screen, one, open_page, path_of, wait
 
 # The fixtures of test_browser.py: one Chromium for this module, and its last
 # screen kept after each test.
@@ -24,14 +24,6 @@ assert driver and last_screen
 
 QUESTIONS = ["How do I change the port ragd listens on?", "And its default?", "Where does ragd keep its data?"]
 PDF_TITLE = "Solar Handbook"
-
-
-def wait(driver, condition, timeout=PAGE_TIMEOUT, message=""):
-    """As test_browser.wait, retrying when the page redraws an element under the condition."""
-    from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, timeout, poll_frequency=0.2,
-                         ignored_exceptions=[StaleElementReferenceException]).until(condition, message)
 
 
 @pytest.fixture(scope="module")
