@@ -15,6 +15,10 @@ namespace {
 // lands where it would if the whole answer had come at once.
 constexpr size_t kLookaheadMargin = 64;
 
+// A sentence streams before it ends only once it is this long: shorter, it
+// may be a lead-in that is dropped at the end of the answer.
+constexpr size_t kMinStreamedBytes = 24;
+
 bool IsBlankByte(char c) { return c == ' ' || c == '\t'; }
 bool IsSpaceByte(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
 
@@ -44,6 +48,14 @@ std::string RenderMarker(const std::vector<int>& numbers) {
   return out + "]";
 }
 
+// Punctuation that an added marker goes before. ':' ends a lead-in ("To
+// start it, run:"), whose marker goes before the colon.
+constexpr std::string_view kFinalPunctuation[] = {".", "!", "?", ":", "\u2026", "\u3002", "\uFF01", "\uFF1F"};
+// Closing quotes, brackets and Markdown emphasis that may stand between a
+// sentence's last word and its final punctuation.
+constexpr std::string_view kClosers[] = {"\"",     "'",      ")",      "*",      "_",     "`",
+                                         "\u201D", "\u2019", "\u00BB", "\u300D", "\u300F"};
+
 // Where an added marker goes: before the sentence's final punctuation (after
 // any closing quote, bracket or code span ahead of it), or at the end when the
 // sentence has no final punctuation.
@@ -53,14 +65,13 @@ size_t MarkerInsertPosition(std::string_view s) {
   while (pos > 0) {
     const std::string_view head = s.substr(0, pos);
     size_t len = 0;
-    for (std::string_view p : {".", "!", "?", "\u2026", "\u3002", "\uFF01", "\uFF1F"}) {
+    for (std::string_view p : kFinalPunctuation) {
       if (head.ends_with(p)) {
         len = p.size();
         punctuation = true;
       }
     }
-    for (std::string_view c :
-         {"\"", "'", ")", "*", "_", "`", "\u201D", "\u2019", "\u00BB", "\u300D", "\u300F"}) {
+    for (std::string_view c : kClosers) {
       if (len == 0 && head.ends_with(c)) len = c.size();
     }
     if (len == 0) break;
@@ -70,7 +81,7 @@ size_t MarkerInsertPosition(std::string_view s) {
   // Closers before the punctuation stay with the text they close: the
   // marker never lands inside a code span, emphasis or parentheses.
   for (size_t i = pos; i < s.size(); ++i) {
-    for (std::string_view p : {".", "!", "?", "\u2026", "\u3002", "\uFF01", "\uFF1F"}) {
+    for (std::string_view p : kFinalPunctuation) {
       if (s.substr(i).starts_with(p)) return i;
     }
   }
@@ -83,6 +94,24 @@ bool AfterCjk(std::string_view s, size_t pos) {
   if (pos < 3) return false;
   const auto lead = static_cast<unsigned char>(s[pos - 3]);
   return lead >= 0xE3 && lead <= 0xEF && (static_cast<unsigned char>(s[pos - 1]) & 0xC0) == 0x80;
+}
+
+// True when `s` ends with final punctuation or a closer, where an added marker
+// could still go before it.
+bool EndsWithPunctuationOrCloser(std::string_view s) {
+  for (std::string_view p : kFinalPunctuation)
+    if (s.ends_with(p)) return true;
+  for (std::string_view c : kClosers)
+    if (s.ends_with(c)) return true;
+  return false;
+}
+
+// Inserts `marker` at MarkerInsertPosition, after a blank unless the text
+// before it is CJK or already ends in whitespace.
+void InsertMarker(std::string* text, const std::string& marker) {
+  const size_t at = MarkerInsertPosition(*text);
+  const bool blank = at > 0 && !IsSpaceByte((*text)[at - 1]) && !AfterCjk(*text, at);
+  text->insert(at, (blank ? " " : "") + marker);
 }
 
 }  // namespace
@@ -103,12 +132,19 @@ Result<std::string> Attributor::Finish() { return Drain(/*at_end=*/true); }
 
 Result<std::string> Attributor::Drain(bool at_end) {
   std::string out;
+  // Appends pending_[from, to) to what is sent, minus its first streamed_
+  // bytes, which were sent already.
+  const auto send = [&](size_t from, size_t to) {
+    const size_t begin = std::max(from, std::min(streamed_, to));
+    out.append(pending_, begin, to - begin);
+    emitted_.append(pending_, begin, to - begin);
+  };
   while (true) {
     size_t ws = 0;
     while (ws < pending_.size() && IsSpaceByte(pending_[ws])) ++ws;
-    out.append(pending_, 0, ws);
-    emitted_.append(pending_, 0, ws);
+    send(0, ws);
     pending_.erase(0, ws);
+    streamed_ -= std::min(streamed_, ws);
     if (pending_.empty()) break;
 
     std::optional<SentenceBreak> br = FindSentenceBreak(pending_, at_end);
@@ -122,20 +158,51 @@ Result<std::string> Attributor::Drain(bool at_end) {
       while (end > 0 && IsBlankByte(pending_[end - 1])) --end;
       br = SentenceBreak{end, cut};
     }
-    if (!br) break;
+    if (!br) {
+      // The sentence goes on: send what no rewrite can change.
+      const size_t safe = StreamablePrefix(pending_);
+      if (safe > streamed_) {
+        send(0, safe);
+        streamed_ = safe;
+      }
+      break;
+    }
 
-    auto rewritten = Attribute(std::string_view(pending_).substr(0, br->end));
+    const bool last = at_end && std::all_of(pending_.begin() + static_cast<std::ptrdiff_t>(br->next),
+                                            pending_.end(), IsSpaceByte);
+    auto rewritten = Attribute(std::string_view(pending_).substr(0, br->end), last);
     if (!rewritten.ok()) return rewritten.status();
-    const std::string_view trailing = std::string_view(pending_).substr(br->end, br->next - br->end);
     out += *rewritten;
-    out.append(trailing);
-    emitted_.append(trailing);
+    streamed_ -= std::min(streamed_, br->end);
+    send(br->end, br->next);
     pending_.erase(0, br->next);
+    streamed_ -= std::min(streamed_, br->next - br->end);
   }
   return out;
 }
 
-Result<std::string> Attributor::Attribute(std::string_view sentence) {
+size_t Attributor::StreamablePrefix(std::string_view partial) const {
+  // Code goes out a line at a time; a short start may still be a lead-in
+  // that is dropped ("Sources:") or a code fence.
+  if (in_code_block_ || partial.starts_with("```") || partial.size() < kMinStreamedBytes) return 0;
+  // From the first '[' on, markers may be rewritten or moved.
+  // Then up to the last blank before that (and within max_sentence_bytes,
+  // where a sentence without an end is cut at a blank) that follows a word
+  // not ending in punctuation or a closer: an added marker goes after the
+  // last word, before any final punctuation, closers and blanks, and a
+  // dropped marker takes the blank before it.
+  size_t safe =
+      std::min({partial.find('['), partial.find('\n'), partial.size() - 1, options_.max_sentence_bytes});
+  while (safe > 0 && !(IsBlankByte(partial[safe]) && !IsBlankByte(partial[safe - 1]) &&
+                       !EndsWithPunctuationOrCloser(partial.substr(0, safe))))
+    --safe;
+  return safe;
+}
+
+Result<std::string> Attributor::Attribute(std::string_view sentence, bool last) {
+  // The first `streamed` bytes of the sentence went out before it ended
+  // (StreamablePrefix); the rewrite below keeps them as they are.
+  const size_t streamed = std::min(streamed_, sentence.size());
   const int k = source_count();
   // Code blocks pass through untouched: a marker would change the code.
   if (in_code_block_ || sentence.starts_with("```")) {
@@ -156,9 +223,15 @@ Result<std::string> Attributor::Attribute(std::string_view sentence) {
 
   // "The documents do not say how ..." states no fact: it cites nothing.
   const bool abstains = SaysSourcesDoNotAnswer(claim);
+  const bool lead_in = trimmed.ends_with(':');
+  const bool content = !abstains && !trimmed.starts_with('#') && !trimmed.starts_with('|') &&
+                       weight >= options_.min_factual_weight;
+  // A lead-in with nothing after it ("Sources:" once the model stopped
+  // before its list) announces what never came.
+  if (last && lead_in && markers.empty() && weight < options_.min_factual_weight && streamed == 0)
+    return std::string();
   AttributedSentence out;
-  out.factual = !abstains && !trimmed.starts_with('#') && !trimmed.starts_with('|') &&
-                !trimmed.ends_with(':') && weight >= options_.min_factual_weight;
+  out.factual = content && !lead_in;
 
   std::vector<double> scores(static_cast<size_t>(k), 0.0);
   if (k > 0 && weight > 0) {
@@ -229,22 +302,42 @@ Result<std::string> Attributor::Attribute(std::string_view sentence) {
   while (lead < text.size() && IsBlankByte(text[lead])) ++lead;
   text.erase(0, lead);
 
-  if (cited.empty() && out.factual && !ranking.empty()) {
+  // A marker that opens the sentence ("[2] The port is 8080.") goes to its
+  // end, where every other marker is.
+  if (markers.size() == 1 && markers.front().begin == 0 && !cited.empty() && weight > 0) {
+    const size_t len = MarkerLengthAt(text, /*at_end=*/true).value_or(0);
+    if (len > 0) {
+      const std::string marker = text.substr(0, len);
+      size_t rest = len;
+      while (rest < text.size() && IsBlankByte(text[rest])) ++rest;
+      text.erase(0, rest);
+      InsertMarker(&text, marker);
+    }
+  }
+  // A lead-in to a list or code ("To create a user, run:") gets the marker of
+  // a source that supports it, but is not flagged when none does: what it
+  // announces follows.
+  if (cited.empty() && content && !ranking.empty()) {
     const int n = ranking.front();
-    const size_t at = MarkerInsertPosition(text);
-    const bool blank = at > 0 && !IsSpaceByte(text[at - 1]) && !AfterCjk(text, at);
-    text.insert(at, (blank ? " " : "") + RenderMarker({n}));
+    InsertMarker(&text, RenderMarker({n}));
     cited.push_back(n);
     out.marker_added = true;
   }
   for (int n : cited) out.citations.push_back({n, scores[static_cast<size_t>(n - 1)]});
   out.supported = !cited.empty();
   if (text.empty()) return text;  // a lone marker that was dropped: no sentence left
-  out.begin = emitted_.size();
-  emitted_ += text;
+  if (text.compare(0, streamed, sentence.substr(0, streamed)) != 0) {
+    // Not reached (StreamablePrefix stops before anything a rewrite touches);
+    // were it, the sentence stays as written, as the client has part of it.
+    text = std::string(sentence);
+    out.citations.clear();
+    out.supported = false;
+  }
+  out.begin = emitted_.size() - streamed;
+  emitted_.append(text, streamed);
   out.end = emitted_.size();
   sentences_.push_back(std::move(out));
-  return text;
+  return text.substr(streamed);
 }
 
 int Attributor::factual_sentences() const {

@@ -20,12 +20,17 @@
 //     punctuation: "Paris is the capital [1]." ("首都[1]。" without the blank
 //     after CJK text; at the end of a sentence without final punctuation, such
 //     as a list item);
+//   - a marker that opens a sentence ("[2] It is 8080.") moves to its end;
 //   - a sentence is supported when it ends with at least one citation, and
 //     flagged unsupported when it is factual and not supported.
 // A sentence is factual unless it is a Markdown heading ("# ...") or table
-// row ("| ..."), ends with ':' (a lead-in to a list), or has a content weight
-// (support.h) below min_factual_weight: "Sure!", "Yes, it does." and "Here is
-// how:" are neither given a marker nor flagged. A sentence without any
+// row ("| ..."), ends with ':' (a lead-in to a list or code block), or has a
+// content weight (support.h) below min_factual_weight: "Sure!", "Yes, it
+// does." and "Here is how:" are neither given a marker nor flagged. A lead-in
+// with enough content ("To create a user, run:") is given the marker of a
+// supporting source before its colon, but never flagged; a lead-in without
+// content that ends the answer ("Sources:" when the model stopped before its
+// list) is dropped. A sentence without any
 // content word (a marker alone on its line) keeps its in-range markers, as
 // there is nothing to check them against. Lines of a ``` code block pass
 // through unchanged (not factual; their brackets are code, not markers). An
@@ -125,9 +130,14 @@ class Attributor {
 
   // Adds the next piece of the answer (any split: mid-word, mid-marker,
   // mid-character) and returns the text to send on: the finished sentences,
-  // rewritten, with the whitespace that follows them. A sentence is held back
-  // until it ends (and until the next non-blank character shows it has), so
-  // this is often empty. Errors are embed's; the attributor must not be used
+  // rewritten, with the whitespace that follows them, then as much of the
+  // unfinished sentence as no rewrite can change. That is its words up to
+  // the last blank, stopping before a '[' (a marker may be rewritten or
+  // moved), a newline, or a word that ends in punctuation or a closer (a
+  // marker may go before it); nothing of a sentence shorter than 24 bytes (a
+  // lead-in that may be dropped) or of a code line. The rest waits until the
+  // sentence ends (and the next non-blank character shows it has), so this
+  // is often empty. Errors are embed's; the attributor must not be used
   // after one.
   Result<std::string> Feed(std::string_view delta);
   // The answer is complete: returns the rest (the last sentence, rewritten).
@@ -147,13 +157,17 @@ class Attributor {
       : sources_(std::move(sources)), embed_(std::move(embed)), options_(options) {}
 
   Result<std::string> Drain(bool at_end);
+  // How much of an unfinished sentence can be sent before it ends.
+  size_t StreamablePrefix(std::string_view partial) const;
   // Scores and rewrites one sentence and records it; returns the rewritten text.
-  Result<std::string> Attribute(std::string_view sentence);
+  // `last`: nothing follows it in the answer.
+  Result<std::string> Attribute(std::string_view sentence, bool last);
 
   std::vector<PassageEvidence> sources_;
   EmbedTextsFn embed_;
   AttributionOptions options_;
-  std::string pending_;  // received, not yet emitted
+  std::string pending_;  // received, not yet attributed
+  size_t streamed_ = 0;  // bytes at the start of pending_ already emitted
   std::string emitted_;
   std::vector<AttributedSentence> sentences_;
   bool in_code_block_ = false;  // inside a ``` fence

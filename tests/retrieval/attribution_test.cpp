@@ -257,6 +257,33 @@ TEST(AttributionTest, TextWithoutSentenceEndsStillStreams) {
   EXPECT_EQ(*out + *rest, words);  // nothing supports these words: no marker
 }
 
+// Words go out as they come, except what a rewrite may still change: the
+// last word (a marker may follow it), final punctuation, a marker and what
+// follows it, and a short start that may be a dropped lead-in.
+TEST(AttributionTest, ASentenceStreamsBeforeItEnds) {
+  auto a = Attributor::Create({"The default port is 8080."}, FakeEmbed);
+  ASSERT_TRUE(a.ok());
+  const auto feed = [&](const char* piece) {
+    auto r = a->Feed(piece);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : std::string("error");
+  };
+  EXPECT_EQ(feed("The default"), "");  // short: may still be "The default:"
+  EXPECT_EQ(feed(" port of the server is"), "The default port of the server");
+  EXPECT_EQ(feed(" 8080"), " is");
+  EXPECT_EQ(feed("."), "");
+  EXPECT_EQ(feed(" It answers on"), " 8080 [1]. ");
+  EXPECT_EQ(feed(" every address [9"), "It answers on every address");
+  EXPECT_EQ(feed("]. Sources:"), ". ");  // no source 9: the marker and its blank go
+  auto rest = a->Finish();
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(*rest, "");  // the lead-in that announced nothing
+  EXPECT_EQ(a->emitted(), "The default port of the server is 8080 [1]. It answers on every address. ");
+  ASSERT_EQ(a->sentences().size(), 2u);
+  EXPECT_EQ(a->sentences()[0].begin, 0u);
+  EXPECT_EQ(a->sentences()[1].begin, std::string("The default port of the server is 8080 [1]. ").size());
+}
+
 TEST(AttributionTest, EmbeddingErrorsAreReturned) {
   auto failing = [](const std::vector<std::string>&) -> Result<std::vector<std::vector<float>>> {
     return Status::Unavailable("no model");
