@@ -7,6 +7,7 @@
 #include <map>
 
 #include "corpus/extract.h"
+#include "retrieval/instructions.h"
 
 namespace ragd::app {
 namespace {
@@ -71,6 +72,12 @@ int PageAt(std::string_view text, int64_t offset) {
   return 1 + static_cast<int>(std::count(text.begin(), end, '\f'));
 }
 
+void PutInstructionsToModelLast(std::vector<retrieval::SearchHit>& hits) {
+  std::stable_partition(hits.begin(), hits.end(), [](const retrieval::SearchHit& h) {
+    return retrieval::FindInstructionsToModel(h.text).empty();
+  });
+}
+
 std::string SearchQuery(const RagQuestion& q) {
   if (CountWords(q.question) > kFollowUpMaxWords) return q.question;
   for (auto it = q.history.rbegin(); it != q.history.rend(); ++it) {
@@ -122,6 +129,7 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
     plan.abstention = AbstentionText(q.question);
     return plan;
   }
+  PutInstructionsToModelLast(*hits);
   plan.sources = NumberSources(std::move(hits).value());
   // A document deleted since the search loses its pages, not the answer.
   (void)FindPages(retriever.store(), plan.sources);

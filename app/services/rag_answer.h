@@ -69,6 +69,13 @@ std::string SearchQuery(const RagQuestion& q);
 // separated by form feeds (corpus/extract.h).
 int PageAt(std::string_view text, int64_t offset);
 
+// Moves the passages that speak to the model (retrieval/instructions.h)
+// after the others, each group in its order. What is left of such a passage
+// once those words are left out is rarely an answer (injected passages
+// restate the question so as to be retrieved), and a small model reads and
+// cites its first sources most.
+void PutInstructionsToModelLast(std::vector<retrieval::SearchHit>& hits);
+
 // "The documents do not say." in the language of `question` (English,
 // Portuguese, French, Spanish or German, guessed from its common words and
 // letters; English when unsure).
