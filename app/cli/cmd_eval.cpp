@@ -23,6 +23,7 @@
 #include "app/config/config_flags.h"
 #include "app/eval/eval.h"
 #include "app/http/json_request.h"
+#include "app/services/answerability.h"
 #include "app/services/ingest_if_empty.h"
 #include "app/services/model_bootstrap.h"
 #include "app/services/model_routing.h"
@@ -209,7 +210,8 @@ Status Load(const EvalRun& run, Loaded* out) {
   inference::Engine& translator = out->fast_engine ? *out->fast_engine : *out->engine;
   if (config.rag.translate_queries && translator.chat_template() != inference::ChatTemplate::kNone)
     out->to_english = TranslateWithEngine(translator);
-  if (config.rag.abstain_answerability_below > 0) out->answerable = JudgeWithEngine(*out->engine);
+  if (config.rag.abstain_answerability_below > 0 && AnswerabilityCheckSeparates(*out->engine))
+    out->answerable = JudgeWithEngine(*out->engine);
   out->embedder = models->embedder;
   out->retriever = std::move(models->retriever);
   return IngestFolders(*out->retriever, run.ingest_folders);

@@ -302,7 +302,7 @@ const std::vector<ConfigField>& ConfigFields() {
                  rag.abstain_lexical_below),
       RAGD_FIELD("rag.abstain_answerability_below",
                  "share of \"yes\" to \"do the sources state the answer?\" under which the documents do not "
-                 "say; 0 = not asked",
+                 "say; asked of an instruction-tuned answer model of >= 1B parameters; 0 = not asked",
                  rag.abstain_answerability_below),
       RAGD_FIELD("rag.translate_queries",
                  "search a question in another language in the English the fast model translates it to",

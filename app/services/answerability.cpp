@@ -55,6 +55,11 @@ AnswerabilityJudge JudgeWith(const inference::Engine& engine, inference::Generat
   };
 }
 
+bool AnswerabilityCheckSeparates(const inference::Engine& engine) {
+  constexpr int64_t kLeastParameters = 1'000'000'000;
+  return engine.instruction_tuned() && engine.info().parameters >= kLeastParameters;
+}
+
 AnswerabilityJudge JudgeWithEngine(inference::Engine& engine) {
   return [&engine](const inference::GenerationRequest& request) -> Result<double> {
     return Judged(engine.tokenizer(), RunShortGeneration(engine, request));

@@ -502,7 +502,8 @@ HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const
   // The check was calibrated on the answer model (the first of models.llm);
   // the fast model's yes and no do not separate, so its answers say
   // themselves when the sources do not answer.
-  if (ctx.config.rag.abstain_answerability_below > 0 && plan.llm == ctx.llms.front().get()) {
+  if (ctx.config.rag.abstain_answerability_below > 0 && plan.llm == ctx.llms.front().get() &&
+      AnswerabilityCheckSeparates(*plan.llm->engine)) {
     // Not charged either, and in the answer's cache scope: the answer then
     // finds the sources already in the prefix cache. A check slower than
     // this (a long queue) lets the model answer unchecked.

@@ -136,7 +136,7 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
 
   if (engine.chat_template() != inference::ChatTemplate::kNone) {
     // Only a model tuned to follow instructions answers the question asked.
-    if (q.answerable && q.abstain_answerability_below > 0 && engine.instruction_tuned()) {
+    if (q.answerable && q.abstain_answerability_below > 0 && AnswerabilityCheckSeparates(engine)) {
       auto ids = engine.FormatChat(BuildAnswerabilityConversation(q.question, plan.sources, q.history));
       if (!ids.ok()) return ids.status();
       const auto t_check = std::chrono::steady_clock::now();

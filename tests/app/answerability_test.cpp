@@ -70,6 +70,21 @@ TEST(Answerability, HighWhenASourceStatesTheAnswerLowWhenNone) {
               stated_pt, absent, absent_de);
 }
 
+// The 0.5B's "yes" does not separate answerable questions from the others:
+// it would abstain on all of them. A base model is not asked at all.
+TEST(Answerability, AskedOnlyOfAnInstructionTunedModelOfABillionParameters) {
+  auto engine = LoadAnswerModel();
+  ASSERT_NE(engine, nullptr);
+  EXPECT_TRUE(AnswerabilityCheckSeparates(*engine));
+  inference::EngineOptions options;
+  options.context_length = 256;
+  options.model_path = testing::QwenModelPath("0.5b");
+  auto fast = inference::Engine::Load(options);
+  ASSERT_TRUE(fast.ok()) << fast.status().ToString();
+  EXPECT_TRUE((*fast)->instruction_tuned());
+  EXPECT_FALSE(AnswerabilityCheckSeparates(**fast));
+}
+
 TEST(Answerability, ScoreReadsYesAndNoInAnySpelling) {
   auto engine = LoadAnswerModel();
   ASSERT_NE(engine, nullptr);
