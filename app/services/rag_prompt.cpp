@@ -60,6 +60,18 @@ std::string Attribute(std::string_view s) {
   return out;
 }
 
+// "Configuring ragd > Ports" as "Configuring ragd / Ports".
+std::string HeadingPath(std::string_view heading_context) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t at; (at = heading_context.find(" > ", pos)) != std::string_view::npos; pos = at + 3) {
+    out.append(heading_context.substr(pos, at - pos));
+    out += " / ";
+  }
+  out.append(heading_context.substr(pos));
+  return out;
+}
+
 }  // namespace
 
 std::string OneLine(std::string_view s) {
@@ -198,7 +210,10 @@ std::vector<inference::ChatMessage> RagConversation(const std::string& question,
   if (sources.empty()) user += "(no sources were found)\n";
   for (const Source& s : sources) {
     user += "<source id=\"" + std::to_string(s.n) + "\" title=\"" + Attribute(s.hit.title) + "\"";
-    if (!s.hit.heading_context.empty()) user += " section=\"" + Attribute(s.hit.heading_context) + "\"";
+    // The heading path's own separator " > " would read "&gt;", which the
+    // model copied into answers.
+    if (!s.hit.heading_context.empty())
+      user += " section=\"" + Attribute(HeadingPath(s.hit.heading_context)) + "\"";
     user += ">\n" + Escaped(retrieval::WithoutInstructionsToModel(s.hit.text)) + "\n</source>\n";
   }
   // The rules again after the sources, in the question's language: a small

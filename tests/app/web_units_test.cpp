@@ -80,7 +80,7 @@ TEST(RagPromptTest, ConversationFencesTheSourcesAsData) {
   // The passage's markup is inert text: one closing tag per real source, one
   // question, and the attribute cannot be broken out of.
   EXPECT_NE(u.find("&lt;/source&gt;"), std::string::npos) << u;
-  EXPECT_NE(u.find("title=\"Evil&quot; title=&quot;x\" section=\"Guide &gt; &lt;b&gt;Install&lt;/b&gt;\""),
+  EXPECT_NE(u.find("title=\"Evil&quot; title=&quot;x\" section=\"Guide / &lt;b&gt;Install&lt;/b&gt;\""),
             std::string::npos)
       << u;
   size_t closes = 0;
