@@ -226,10 +226,6 @@ Result<std::string> Attributor::Attribute(std::string_view sentence, bool last) 
   const bool lead_in = trimmed.ends_with(':');
   const bool content = !abstains && !trimmed.starts_with('#') && !trimmed.starts_with('|') &&
                        weight >= options_.min_factual_weight;
-  // A lead-in with nothing after it ("Sources:" once the model stopped
-  // before its list) announces what never came.
-  if (last && lead_in && markers.empty() && weight < options_.min_factual_weight && streamed == 0)
-    return std::string();
   AttributedSentence out;
   out.factual = content && !lead_in;
 
@@ -301,6 +297,11 @@ Result<std::string> Attributor::Attribute(std::string_view sentence, bool last) 
   size_t lead = 0;  // blanks left by a dropped marker at the start
   while (lead < text.size() && IsBlankByte(text[lead])) ++lead;
   text.erase(0, lead);
+  // A lead-in with nothing after it ("Sources:" once the model stopped
+  // before its list, or "Fonte: [7]" once its marker went) announces what
+  // never came.
+  if (last && lead_in && cited.empty() && weight < options_.min_factual_weight && streamed == 0)
+    return std::string();
 
   // A marker that opens the sentence ("[2] The port is 8080.") goes to its
   // end, where every other marker is.

@@ -30,7 +30,8 @@
 // with enough content ("To create a user, run:") is given the marker of a
 // supporting source before its colon, but never flagged; a lead-in without
 // content that ends the answer ("Sources:" when the model stopped before its
-// list) is dropped. A sentence without any
+// list, or "Sources: [7]" once a marker naming no supporting source is gone)
+// is dropped. A sentence without any
 // content word (a marker alone on its line) keeps its in-range markers, as
 // there is nothing to check them against. Lines of a ``` code block pass
 // through unchanged (not factual; their brackets are code, not markers). An
