@@ -173,10 +173,9 @@ Result<std::string> Attributor::Drain(bool at_end) {
     auto rewritten = Attribute(std::string_view(pending_).substr(0, br->end), last);
     if (!rewritten.ok()) return rewritten.status();
     out += *rewritten;
-    streamed_ -= std::min(streamed_, br->end);
     send(br->end, br->next);
     pending_.erase(0, br->next);
-    streamed_ -= std::min(streamed_, br->next - br->end);
+    streamed_ -= std::min(streamed_, br->next);
   }
   return out;
 }
