@@ -210,8 +210,7 @@ Status Load(const EvalRun& run, Loaded* out) {
   inference::Engine& translator = out->fast_engine ? *out->fast_engine : *out->engine;
   if (config.rag.translate_queries && translator.chat_template() != inference::ChatTemplate::kNone)
     out->to_english = TranslateWithEngine(translator);
-  if (config.rag.abstain_answerability_below > 0 && AnswerabilityCheckSeparates(*out->engine))
-    out->answerable = JudgeWithEngine(*out->engine);
+  if (config.rag.abstain_answerability_below > 0) out->answerable = JudgeWithEngine(*out->engine);
   out->embedder = models->embedder;
   out->retriever = std::move(models->retriever);
   return IngestFolders(*out->retriever, run.ingest_folders);

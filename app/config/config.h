@@ -101,9 +101,11 @@ struct RagConfig {
   // (tests/data/rag_eval.jsonl).
   double abstain_dense_below = 0.15;
   double abstain_lexical_below = 0.5;
-  // Before a chat model answers, it is asked whether the sources state the
-  // answer; under this share of "yes" ragd says the documents do not say
-  // (app/services/answerability.h); 0 = never asked. From the labelled set.
+  // Before the answer model answers, it is asked whether the sources state
+  // the answer (only a model of >= 1B parameters tuned to follow
+  // instructions: AnswerabilityCheckSeparates); under this share of "yes"
+  // ragd says the documents do not say (app/services/answerability.h); 0 =
+  // never asked. From the labelled set.
   double abstain_answerability_below = 0.6;
   // A question in another language is searched in the English the fast
   // model translates it to (app/services/query_translation.h).

@@ -500,10 +500,9 @@ HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const
     q.to_english = TranslateWith(*fast.engine, *fast.generator, kTranslateTimeout, scope);
   }
   // The check was calibrated on the answer model (the first of models.llm);
-  // the fast model's yes and no do not separate, so its answers say
-  // themselves when the sources do not answer.
-  if (ctx.config.rag.abstain_answerability_below > 0 && plan.llm == ctx.llms.front().get() &&
-      AnswerabilityCheckSeparates(*plan.llm->engine)) {
+  // another model's answers say themselves when the sources do not answer.
+  // PlanRagAnswer asks it only of a model it separates.
+  if (ctx.config.rag.abstain_answerability_below > 0 && plan.llm == ctx.llms.front().get()) {
     // Not charged either, and in the answer's cache scope: the answer then
     // finds the sources already in the prefix cache. A check slower than
     // this (a long queue) lets the model answer unchecked.

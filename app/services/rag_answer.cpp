@@ -135,7 +135,7 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
   (void)FindPages(retriever.store(), plan.sources);
 
   if (engine.chat_template() != inference::ChatTemplate::kNone) {
-    // Only a model tuned to follow instructions answers the question asked.
+    // Only a model whose "yes" and "no" separate is asked (the one gate).
     if (q.answerable && q.abstain_answerability_below > 0 && AnswerabilityCheckSeparates(engine)) {
       auto ids = engine.FormatChat(BuildAnswerabilityConversation(q.question, plan.sources, q.history));
       if (!ids.ok()) return ids.status();

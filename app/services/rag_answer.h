@@ -34,11 +34,11 @@ struct RagQuestion {
   // Set: a question in another language than English is searched in the
   // English this gives (query_translation.h); unset or failing: as asked.
   Translator to_english;
-  // Set, with a threshold above 0: before an instruction-tuned model
-  // (Engine::instruction_tuned) answers, it is asked
-  // whether the sources state the answer (answerability.h), and ragd
-  // abstains when the share of "yes" is under the threshold. A check that
-  // fails (too slow, an error) lets the model answer.
+  // Set, with a threshold above 0: before a model the check separates
+  // (AnswerabilityCheckSeparates) answers, it is asked whether the sources
+  // state the answer (answerability.h), and ragd abstains when the share of
+  // "yes" is under the threshold. A check that fails (too slow, an error)
+  // lets the model answer.
   AnswerabilityJudge answerable;
   double abstain_answerability_below = 0;
 };
