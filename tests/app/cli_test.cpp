@@ -1,12 +1,12 @@
 // Black-box tests of the ragd command line: help, usage errors, model-info on
 // the real models and on damaged copies of them.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <iterator>
 
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace ragd {
 namespace {
@@ -18,7 +18,9 @@ using testing::RunProcess;
 std::string GemmaPath() { return ModelsDir() + "/gemma-3-270m-q4_k_m.gguf"; }
 
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/cli_" + std::to_string(getpid()) + "_" + name;
+  // One folder per test process, removed when it exits.
+  static const ragd::testing::TempDir dir;
+  return dir.File(name);
 }
 
 // Writes the first `n` bytes of `src` to a temp file, optionally patching one byte.

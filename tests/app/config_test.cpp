@@ -3,7 +3,6 @@
 #include "app/config/config.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
 
 namespace ragd::app {
@@ -19,7 +19,8 @@ namespace {
 using ragd::testing::SourceDir;
 
 std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/cfg_" + std::to_string(getpid()) + "_" + name;
+  static const ragd::testing::TempDir dir;  // removed when the test process exits
+  const std::string path = dir.File(name);
   std::ofstream(path) << text;
   return path;
 }

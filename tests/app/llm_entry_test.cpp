@@ -3,11 +3,11 @@
 #include "app/config/llm_entry.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 
 #include "app/config/config.h"
+#include "tests/support/temp_dir.h"
 
 namespace ragd::app {
 namespace {
@@ -41,7 +41,8 @@ TEST(LlmEntryTest, PoolEntryReadsEveryField) {
 }
 
 TEST(LlmEntryTest, PoolFromFileEnvironmentAndFlags) {
-  const std::string path = ::testing::TempDir() + "/llm_entry_" + std::to_string(getpid()) + ".jsonc";
+  const ragd::testing::TempDir dir;
+  const std::string path = dir.File("llm_entry.jsonc");
   std::ofstream(path) << R"({"models": {"dir": "/m", "llm": [)" << kPool << R"(, "b.gguf"]}})";
   auto file = LoadConfig({.file = path});
   ASSERT_TRUE(file.ok()) << file.status().ToString();

@@ -3,12 +3,12 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 
 #include "tests/support/gguf_writer.h"
+#include "tests/support/temp_dir.h"
 
 namespace ragd::inference {
 namespace {
@@ -16,7 +16,8 @@ namespace {
 class GgufTest : public ::testing::Test {
  protected:
   std::string Path(const std::string& name) {
-    return ::testing::TempDir() + "/gguf_" + std::to_string(getpid()) + "_" + name;
+    static const ragd::testing::TempDir dir;  // removed when the test process exits
+    return dir.File(name);
   }
   std::string WriteBytes(const std::string& name, const std::vector<uint8_t>& bytes) {
     const std::string p = Path(name);
