@@ -1,6 +1,7 @@
 #include "retrieval/attribution.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/text.h"
 #include "retrieval/abstention.h"
@@ -130,8 +131,19 @@ Result<std::string> Attributor::Feed(std::string_view delta) {
 
 Result<std::string> Attributor::Finish() { return Drain(/*at_end=*/true); }
 
+std::string Attributor::Abandon() {
+  std::string out = std::exchange(unsent_, std::string());
+  out.append(pending_, std::min(streamed_, pending_.size()));
+  emitted_.append(pending_, std::min(streamed_, pending_.size()));
+  pending_.clear();
+  streamed_ = 0;
+  return out;
+}
+
 Result<std::string> Attributor::Drain(bool at_end) {
-  std::string out;
+  // What this call sends collects in unsent_, so that after an error
+  // Abandon still sends the sentences attributed before it.
+  std::string& out = unsent_;
   // Appends pending_[from, to) to what is sent, minus its first streamed_
   // bytes, which were sent already.
   const auto send = [&](size_t from, size_t to) {
@@ -177,7 +189,7 @@ Result<std::string> Attributor::Drain(bool at_end) {
     pending_.erase(0, br->next);
     streamed_ -= std::min(streamed_, br->next);
   }
-  return out;
+  return std::exchange(unsent_, std::string());
 }
 
 size_t Attributor::StreamablePrefix(std::string_view partial) const {

@@ -143,6 +143,10 @@ class Attributor {
   Result<std::string> Feed(std::string_view delta);
   // The answer is complete: returns the rest (the last sentence, rewritten).
   Result<std::string> Finish();
+  // After an error of Feed or Finish: everything received and not yet
+  // returned (sentences attributed before the error, then the rest as
+  // received), so that a caller passing the answer on loses none of it.
+  std::string Abandon();
 
   // Everything returned so far, concatenated (the spans refer to it).
   const std::string& emitted() const { return emitted_; }
@@ -169,6 +173,7 @@ class Attributor {
   AttributionOptions options_;
   std::string pending_;  // received, not yet attributed
   size_t streamed_ = 0;  // bytes at the start of pending_ already emitted
+  std::string unsent_;   // emitted by the current Drain, not yet returned
   std::string emitted_;
   std::vector<AttributedSentence> sentences_;
   bool in_code_block_ = false;  // inside a ``` fence

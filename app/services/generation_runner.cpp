@@ -274,8 +274,9 @@ struct RunState {
       if (r.ok()) {
         out = std::move(r).value();
       } else {
-        attributor.reset();  // the rest streams as generated
-        out = delta;
+        std::fprintf(stderr, "ragd: attribution stopped: %s\n", r.status().message().c_str());
+        out = attributor->Abandon();  // what it held back, then the rest streams as generated
+        attributor.reset();
       }
     }
     std::lock_guard<std::mutex> lock(mu);
@@ -285,7 +286,13 @@ struct RunState {
     std::string rest;
     if (attributor) {
       auto r = attributor->Finish();
-      if (r.ok()) rest = std::move(r).value();
+      if (r.ok()) {
+        rest = std::move(r).value();
+      } else {
+        std::fprintf(stderr, "ragd: attribution stopped: %s\n", r.status().message().c_str());
+        rest = attributor->Abandon();
+        attributor.reset();  // no attribution in the done event rather than half of one
+      }
     }
     std::lock_guard<std::mutex> lock(mu);
     Emit(rest);

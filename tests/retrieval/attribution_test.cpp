@@ -301,6 +301,52 @@ TEST(AttributionTest, EmbeddingErrorsAreReturned) {
   EXPECT_FALSE(a->Feed("The default port is 8080. Next").ok());
 }
 
+// FakeEmbed for the first `calls` calls, then an error.
+EmbedTextsFn FailingAfter(int calls) {
+  auto made = std::make_shared<int>(0);
+  return [made, calls](const std::vector<std::string>& texts) -> Result<std::vector<std::vector<float>>> {
+    if (++*made > calls) return Status::Unavailable("no model");
+    return FakeEmbed(texts);
+  };
+}
+
+// After an embedding error mid-answer, Abandon hands over what the attributor
+// held back: the sentences attributed before the error, then the rest as
+// received. Whatever the pieces, the client gets the whole answer.
+TEST(AttributionTest, AbandonLosesNothingAfterAnError) {
+  const std::string answer =
+      "The default port of the server is 8080 [1]. Sessions last seven days in the browser. Then more";
+  for (size_t step : {size_t{1}, size_t{7}, answer.size()}) {
+    // The sources, then the first sentence; the second sentence's call fails.
+    auto a = Attributor::Create({"The default port of the server is 8080."}, FailingAfter(2));
+    ASSERT_TRUE(a.ok());
+    std::string out;
+    bool failed = false;
+    for (const std::string& piece : Pieces(answer, step)) {
+      auto r = a->Feed(piece);
+      if (!r.ok()) {
+        out += a->Abandon();
+        failed = true;
+        break;
+      }
+      out += *r;
+    }
+    ASSERT_TRUE(failed) << "step " << step;
+    // The pieces after the error pass on unattributed, as the server sends them.
+    out += answer.substr(std::min(answer.size(), out.size()));
+    EXPECT_EQ(out, answer) << "step " << step;
+    EXPECT_EQ(a->emitted(), answer.substr(0, a->emitted().size())) << "step " << step;
+  }
+
+  // An error of Finish: the last sentence goes out as received.
+  auto a = Attributor::Create({"The default port of the server is 8080."}, FailingAfter(1));
+  ASSERT_TRUE(a.ok());
+  auto fed = a->Feed("The default port of the server is 8080");
+  ASSERT_TRUE(fed.ok());
+  ASSERT_FALSE(a->Finish().ok());
+  EXPECT_EQ(*fed + a->Abandon(), "The default port of the server is 8080");
+}
+
 // The defaults in AttributionOptions reproduce the figures quoted in
 // attribution.h on the labelled pairs (retrieval_attribution_calibrate
 // prints them in full).
