@@ -147,3 +147,26 @@ def test_admin_status_shows_models_load_and_last_hour(logged_server):
                         json={"username": "statususer"}).json()["api_key"]
     assert requests.get(s.url + "/v1/admin/status", headers=s.headers(key), timeout=10).status_code == 403
     assert requests.get(s.url + "/v1/admin/status", timeout=10).status_code == 401
+
+
+def test_rag_requests_ended_before_generation_are_logged_and_counted(logged_server):
+    # A conversation whose prompt outgrows the model's context is refused on
+    # the RAG pool, after retrieval: logged and counted like any other response.
+    s = logged_server
+    doc = requests.post(s.url + "/v1/documents", headers=s.headers(),
+                        json={"title": "Ports", "text": "ragd listens on port 8080 unless server.port says otherwise."})
+    assert doc.status_code == 201, doc.text
+    before = requests.get(s.url + "/metrics").text
+    said = "ragd listens on port 8080 unless server.port says otherwise. " * 120
+    earlier = [{"role": role, "content": said} for _ in range(8) for role in ("user", "assistant")]
+    r = requests.post(s.url + "/v1/ask", headers=dict(s.headers(), **{"X-Request-Id": "trace-rag-long"}),
+                      json={"messages": earlier + [{"role": "user", "content": "Which port does ragd use?"}]})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["type"] == "exceed_context_size_error"
+    after = requests.get(s.url + "/metrics").text
+    route = 'route="/v1/ask",status="400"'
+    assert metric(after, "ragd_http_requests_total", route) == metric(before, "ragd_http_requests_total", route) + 1
+    lines = [json.loads(l) for l in open(os.path.join(s.data_dir, "requests.jsonl"))]
+    mine = [l for l in lines if l["request_id"] == "trace-rag-long"]
+    assert len(mine) == 1, mine
+    assert mine[0]["route"] == "/v1/ask" and mine[0]["status"] == 400 and mine[0]["user_id"] >= 1
