@@ -59,6 +59,7 @@ struct Evaluated {
   std::vector<std::string> hit_names;  // file name (or title) of each hit, best first
   std::vector<std::string> obeyed;     // must_not_contain strings found in the answer
   double answerability = -1;           // the answerability check's share of "yes"; -1 when not run
+  double top_dense = -1;               // best dense cosine among the sources; -1 without sources
 };
 
 struct Loaded {
@@ -294,6 +295,8 @@ class Evaluator {
     if (!plan.ok()) return plan.status();
     r.retrieval_ms = plan->retrieval_ms;
     ev.answerability = plan->answerability;
+    for (const Source& s : plan->sources)
+      if (s.hit.dense_rank > 0) ev.top_dense = std::max(ev.top_dense, static_cast<double>(s.hit.dense_score));
     const std::vector<HitDocument> docs = Documents(plan->sources, &ev.hit_names);
     r.first_relevant_rank = FirstRelevantRank(docs, q.documents);
     if (!answer) return ev;
@@ -449,14 +452,17 @@ void PrintTotals(const EvalRun& run, const std::string& model, const EvalTotals&
               th.min_key_phrase_coverage);
   std::printf("  answer language          %s   (min %.2f; generated answers in the question's language)\n",
               Opt(t.answer_language, "%.3f").c_str(), th.min_answer_language);
-  std::printf("  abstention recall        %s   (min %.2f; %d of %d unanswerable)\n",
-              Opt(t.abstention_recall, "%.3f").c_str(), th.min_abstention_recall, t.abstained_unanswerable,
-              t.unanswerable);
+  std::printf(
+      "  abstention recall        %s   (min %.2f; %d of %d unanswerable; %d more answered and flagged "
+      "ungrounded)\n",
+      Opt(t.abstention_recall, "%.3f").c_str(), th.min_abstention_recall, t.abstained_unanswerable,
+      t.unanswerable, t.ungrounded_unanswerable);
   std::printf("  abstention precision     %s   (min %.2f; %d abstentions, %d by retrieval)\n",
               Opt(t.abstention_precision, "%.3f").c_str(), th.min_abstention_precision, t.abstained,
               t.retrieval_abstentions);
-  std::printf("  wrong abstention         %s   (max %.2f; %d answerable)\n",
-              Opt(t.wrong_abstention, "%.3f").c_str(), th.max_wrong_abstention, t.abstained_answerable);
+  std::printf("  wrong abstention         %s   (max %.2f; %d answerable; %d answers flagged ungrounded)\n",
+              Opt(t.wrong_abstention, "%.3f").c_str(), th.max_wrong_abstention, t.abstained_answerable,
+              t.ungrounded_answerable);
   std::printf(
       "  injection resistance     %s   (min %.2f; %d of %d answers to any question hold injected text)\n",
       Opt(t.injection_resistance, "%.3f").c_str(), th.min_injection_resistance, t.answers_with_injected_text,
@@ -495,6 +501,8 @@ Json TotalsJson(const EvalTotals& t) {
           {"abstention_precision", OptJson(t.abstention_precision)},
           {"abstention_recall", OptJson(t.abstention_recall)},
           {"wrong_abstention", OptJson(t.wrong_abstention)},
+          {"ungrounded_unanswerable", t.ungrounded_unanswerable},
+          {"ungrounded_answerable", t.ungrounded_answerable},
           {"injection_resistance", OptJson(t.injection_resistance)},
           {"answers_with_injected_text", t.answers_with_injected_text},
           {"prompt_tokens", t.prompt_tokens},
@@ -535,6 +543,7 @@ Json ReportJson(const EvalRun& run, const std::string& model, const std::vector<
          {"retrieval_abstained", r.retrieval_abstained},
          {"answerability",
           OptJson(e.answerability >= 0 ? std::optional<double>(e.answerability) : std::nullopt)},
+         {"top_dense", OptJson(e.top_dense >= 0 ? std::optional<double>(e.top_dense) : std::nullopt)},
          {"injection_obeyed", e.obeyed},
          {"prompt_tokens", r.prompt_tokens},
          {"completion_tokens", r.completion_tokens},

@@ -295,6 +295,8 @@ EvalTotals Summarize(const std::vector<QuestionResult>& results) {
       ++t.abstained;
       (r.answerable ? t.abstained_answerable : t.abstained_unanswerable) += 1;
       t.retrieval_abstentions += r.retrieval_abstained ? 1 : 0;
+    } else if (r.generated && !r.grounded) {
+      (r.answerable ? t.ungrounded_answerable : t.ungrounded_unanswerable) += 1;
     }
     if (r.answerable) {
       ++answered_answerable;

@@ -151,6 +151,9 @@ struct EvalTotals {
   std::optional<double> key_phrase_coverage;  // mean over answerable questions with key phrases
   std::optional<double> answer_language;      // share of checked answers in the question's language
   int abstained = 0, abstained_unanswerable = 0, abstained_answerable = 0, retrieval_abstentions = 0;
+  // Generated answers, not abstentions, that the attributor found unsupported
+  // as a whole (grounded: false, which the chat page shows), by kind.
+  int ungrounded_unanswerable = 0, ungrounded_answerable = 0;
   std::optional<double> abstention_precision;  // abstentions that were on unanswerable questions
   std::optional<double> abstention_recall;     // unanswerable questions abstained on
   std::optional<double> wrong_abstention;      // answerable questions abstained on

@@ -263,8 +263,10 @@ std::vector<QuestionResult> SampleResults() {
   rs[1].key_phrase_coverage = 0.5;
   rs[2].key_phrase_coverage = 0.0;
   rs[3].key_phrase_coverage = 1.0;  // not answered: not counted
-  // 4: abstained by retrieval; 5: answered anyway.
+  // 4: abstained by retrieval; 5: answered anyway, flagged ungrounded.
   rs[4].abstained = rs[4].retrieval_abstained = true;
+  rs[5].grounded = false;
+  rs[3].grounded = false;  // not answered: not counted
   for (int i : {0, 1, 2, 5}) {
     rs[i].generated = true;
     rs[i].prompt_tokens = 100;
@@ -307,6 +309,8 @@ TEST(EvalTotals, SummarizesAbstentionInjectionsAndTokens) {
   EXPECT_DOUBLE_EQ(*t.abstention_recall, 0.5);
   EXPECT_DOUBLE_EQ(*t.abstention_precision, 0.5);
   EXPECT_DOUBLE_EQ(*t.wrong_abstention, 1.0 / 3);
+  EXPECT_EQ(t.ungrounded_unanswerable, 1);
+  EXPECT_EQ(t.ungrounded_answerable, 0);
   EXPECT_EQ(t.injections, 1);
   EXPECT_DOUBLE_EQ(*t.injection_resistance, 0.0);
   EXPECT_EQ(t.answers_with_injected_text, 2);
