@@ -19,6 +19,7 @@
 #include "app/server/web_dir.h"
 #include "app/services/ingest_if_empty.h"
 #include "app/services/model_bootstrap.h"
+#include "retrieval/attribution.h"
 
 namespace ragd::app {
 namespace {
@@ -276,6 +277,11 @@ Status RagServer::LoadModelsOrFail() {
   }
   ctx_.ingest_jobs =
       std::make_unique<IngestJobs>(ctx_.retriever.get(), static_cast<size_t>(c.retrieval.ingest_queue));
+  // About 100 answers' passages and sentences on a corpus without repeats
+  // (35 texts each), some 6 MiB.
+  constexpr size_t kAttributionCacheTexts = 4096;
+  ctx_.attribution_embeddings = std::make_unique<retrieval::EmbeddingCache>(
+      retrieval::EmbedTextsWith(*ctx_.embedder), kAttributionCacheTexts);
   ctx_.attribution = std::make_unique<WorkQueue>();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("ragd: ready in %.1f s (%s, %d threads; embeddings %s)\n", s, names.c_str(),

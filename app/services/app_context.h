@@ -23,6 +23,7 @@
 #include "inference/generator.h"
 #include "inference/scheduler.h"
 #include "retrieval/embedder.h"
+#include "retrieval/embedding_cache.h"
 #include "retrieval/retriever.h"
 
 namespace ragd::app {
@@ -60,6 +61,9 @@ struct AppContext {
   std::unique_ptr<retrieval::Retriever> retriever;
   std::string embedding_id;                 // "all-MiniLM-L6-v2"
   std::unique_ptr<IngestJobs> ingest_jobs;  // uploads wait (bounded) and are ingested here, one at a time
+  // The embeddings of attribution, cached (chunks recur across answers);
+  // set with `attribution`.
+  std::unique_ptr<retrieval::EmbeddingCache> attribution_embeddings;
   // RAG answers' citation attribution (sentence embeddings) runs here, off
   // the inference thread; null: answers are not attributed.
   std::unique_ptr<WorkQueue> attribution;

@@ -271,7 +271,7 @@ struct RunState {
   void PrepareAttribution() {
     std::vector<std::string> texts;
     for (const Source& s : plan.sources) texts.push_back(s.hit.text);
-    auto a = retrieval::Attributor::Create(texts, retrieval::EmbedTextsWith(*ctx->embedder));
+    auto a = retrieval::Attributor::Create(texts, ctx->attribution_embeddings->Fn());
     if (a.ok()) attributor = std::make_unique<retrieval::Attributor>(std::move(a).value());
   }
   void Attribute(const std::string& delta) {
