@@ -10,7 +10,8 @@
 //
 // Entries are keyed by the whole text (no hash collisions to reason about)
 // and evicted least recently used first once `capacity` texts are held
-// (about 1.5 KiB per 384-dimension vector plus the text).
+// (1.5 KiB per 384-dimension vector, plus the text twice: key and recency
+// list).
 //
 // Thread-safety: Embed may be called from any thread; the embedding function
 // it wraps is called outside the lock, so two threads missing on the same
