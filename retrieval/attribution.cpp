@@ -242,9 +242,8 @@ Result<std::string> Attributor::Attribute(std::string_view sentence, bool last) 
 
   std::vector<double> scores(static_cast<size_t>(k), 0.0);
   if (k > 0 && weight > 0) {
-    auto vectors = embed_({claim});
+    auto vectors = EmbedEach(embed_, {claim});
     if (!vectors.ok()) return vectors.status();
-    if (vectors->size() != 1) return Status::Internal("embedding function returned no vector");
     std::vector<const PassageEvidence*> sources;
     for (const PassageEvidence& e : sources_) sources.push_back(&e);
     const std::vector<SupportFeatures> features = MeasureSupport(tokens, vectors->front(), sources);

@@ -28,11 +28,8 @@ Result<std::vector<std::vector<float>>> EmbeddingCache::Embed(const std::vector<
   }
   if (missing.empty()) return out;
 
-  auto computed = embed_(missing);
+  auto computed = EmbedEach(embed_, missing);
   if (!computed.ok()) return computed.status();
-  if (computed->size() != missing.size())
-    return Status::Internal("embedding function returned " + std::to_string(computed->size()) +
-                            " vectors for " + std::to_string(missing.size()) + " texts");
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t j = 0; j < missing.size(); ++j) {
     out[missing_at[j]] = (*computed)[j];

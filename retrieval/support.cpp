@@ -240,6 +240,15 @@ double LexicalSupport(const std::vector<ContentToken>& sentence, const LexicalIn
   return total > 0 ? found / total : 0;
 }
 
+Result<std::vector<std::vector<float>>> EmbedEach(const EmbedTextsFn& embed,
+                                                  const std::vector<std::string>& texts) {
+  auto vectors = embed(texts);
+  if (vectors.ok() && vectors->size() != texts.size())
+    return Status::Internal("embedding function returned " + std::to_string(vectors->size()) +
+                            " vectors for " + std::to_string(texts.size()) + " texts");
+  return vectors;
+}
+
 Result<std::vector<PassageEvidence>> PreparePassages(const std::vector<std::string>& passages,
                                                      const EmbedTextsFn& embed) {
   std::vector<std::string> texts;
@@ -258,11 +267,8 @@ Result<std::vector<PassageEvidence>> PreparePassages(const std::vector<std::stri
   std::vector<PassageEvidence> out(passages.size());
   for (size_t i = 0; i < passages.size(); ++i) out[i].lexical = LexicalIndex(passages[i]);
   if (texts.empty()) return out;
-  auto vectors = embed(texts);
+  auto vectors = EmbedEach(embed, texts);
   if (!vectors.ok()) return vectors.status();
-  if (vectors->size() != texts.size())
-    return Status::Internal("embedding function returned " + std::to_string(vectors->size()) +
-                            " vectors for " + std::to_string(texts.size()) + " texts");
   for (size_t k = 0; k < texts.size(); ++k) out[owner[k]].vectors.push_back(std::move((*vectors)[k]));
   return out;
 }

@@ -43,6 +43,10 @@ namespace ragd::retrieval {
 // fake in tests). Vectors need not be normalized.
 using EmbedTextsFn = std::function<Result<std::vector<std::vector<float>>>(const std::vector<std::string>&)>;
 
+// embed(texts), with an error unless it gave exactly one vector per text.
+Result<std::vector<std::vector<float>>> EmbedEach(const EmbedTextsFn& embed,
+                                                  const std::vector<std::string>& texts);
+
 enum class TokenKind { kWord, kIdentifier, kNumber };
 
 struct ContentToken {

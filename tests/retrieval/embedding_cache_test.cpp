@@ -71,6 +71,16 @@ TEST(EmbeddingCacheTest, ErrorsAreReturnedAndNothingIsCached) {
   EXPECT_EQ(cache.size(), 1u);
 }
 
+TEST(EmbeddingCacheTest, AWrongNumberOfVectorsIsAnError) {
+  EmbedTextsFn one_short =
+      [](const std::vector<std::string>& texts) -> Result<std::vector<std::vector<float>>> {
+    return std::vector<std::vector<float>>(texts.size() - 1, std::vector<float>{1.f});
+  };
+  EmbeddingCache cache(one_short, 10);
+  EXPECT_EQ(cache.Embed({"alpha", "beta"}).status().code(), StatusCode::kInternal);
+  EXPECT_EQ(cache.size(), 0u);
+}
+
 TEST(EmbeddingCacheTest, CapacityZeroCachesNothing) {
   Recorder r;
   EmbeddingCache cache(r.Fn(), 0);
