@@ -8,7 +8,6 @@
 // pool. Every failure is logged with the account name and the address.
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 
 #include "app/http/auth.h"
 #include "app/routes/routes.h"
@@ -80,18 +79,11 @@ HttpResponse SignIn(AppContext& ctx, const HttpRequest& req, const std::string& 
 HttpResponse OnPasswordPool(AppContext& ctx, const HttpRequest& req, HttpExchange& ex,
                             std::function<HttpResponse()> work) {
   auto response = ex.Defer();
-  RequestRecord record;
-  record.request_id = ex.request_id();
-  record.user_id = req.user_id;
-  record.route = req.route;
+  const RequestRecord record = RequestRecordOf(ex.request_id(), req.user_id, req.route);
   const auto started = std::chrono::steady_clock::now();
-  auto finish = [&ctx, response, record, started](const HttpResponse& r) mutable {
+  auto finish = [&ctx, response, record, started](const HttpResponse& r) {
     response->Send(r);
-    record.time = static_cast<int64_t>(::time(nullptr));
-    record.status = r.status;
-    record.duration_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    RecordRequest(ctx, record);
+    RecordDeferred(ctx, record, r.status, started);
   };
   const bool accepted = ctx.password_pool->TryPost([finish, work = std::move(work)]() mutable {
     HttpResponse r;

@@ -7,7 +7,6 @@
 // "Prefer: respond-async" (RFC 7240) the answer is 202 at once with the job,
 // which GET /v1/documents/jobs/{id} reports on and DELETE cancels.
 #include <chrono>
-#include <ctime>
 
 #include "app/http/multipart.h"
 #include "app/routes/routes.h"
@@ -124,47 +123,38 @@ bool WantsAsync(const HttpRequest& req) {
 }  // namespace
 
 void RegisterDocumentRoutes(HttpServer& http, AppContext& ctx) {
-  http.Route(
-      "POST", "/v1/documents",
-      WithUser(
-          ctx, Access::kAdmin, true,
-          [&ctx](const HttpRequest& req, HttpExchange& ex, const accounts::User& user) {
-            auto upload = ReadUpload(req, ctx.config);
-            if (!upload.ok()) return ErrorResponse(upload.status());
-            upload->user_id = user.id;
-            RequestRecord record;
-            record.request_id = ex.request_id();
-            record.user_id = req.user_id;
-            record.route = req.route;
-            const auto t0 = std::chrono::steady_clock::now();
-            auto finish = [&ctx, record, t0](int status) mutable {
-              record.time = static_cast<int64_t>(::time(nullptr));
-              record.status = status;
-              record.duration_ms =
-                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-              RecordRequest(ctx, record);
-            };
-            if (WantsAsync(req)) {
-              auto id = ctx.ingest_jobs->Submit(std::move(upload).value(), {});
-              return id.ok() ? JobAccepted(ctx, *id) : QueueRefusal(id.status());
-            }
-            // Ingestion embeds every chunk: seconds of work, done off the reactor thread.
-            auto response = ex.Defer();
-            auto id = ctx.ingest_jobs->Submit(
-                std::move(upload).value(),
-                [&ctx, response, finish](const IngestJobStatus& job) mutable {
-                  const HttpResponse r = UploadResponse(ctx, job);
-                  response->Send(r);
-                  finish(r.status);
-                },
-                [response] { return response->cancelled(); });
-            if (!id.ok()) {
-              const HttpResponse r = QueueRefusal(id.status());
-              response->Send(r);
-              finish(r.status);
-            }
-            return HttpResponse::Json(202, "");
-          }));
+  http.Route("POST", "/v1/documents",
+             WithUser(ctx, Access::kAdmin, true,
+                      [&ctx](const HttpRequest& req, HttpExchange& ex, const accounts::User& user) {
+                        auto upload = ReadUpload(req, ctx.config);
+                        if (!upload.ok()) return ErrorResponse(upload.status());
+                        upload->user_id = user.id;
+                        const RequestRecord record = RequestRecordOf(ex.request_id(), req.user_id, req.route);
+                        const auto t0 = std::chrono::steady_clock::now();
+                        auto finish = [&ctx, record, t0](int status) {
+                          RecordDeferred(ctx, record, status, t0);
+                        };
+                        if (WantsAsync(req)) {
+                          auto id = ctx.ingest_jobs->Submit(std::move(upload).value(), {});
+                          return id.ok() ? JobAccepted(ctx, *id) : QueueRefusal(id.status());
+                        }
+                        // Ingestion embeds every chunk: seconds of work, done off the reactor thread.
+                        auto response = ex.Defer();
+                        auto id = ctx.ingest_jobs->Submit(
+                            std::move(upload).value(),
+                            [&ctx, response, finish](const IngestJobStatus& job) mutable {
+                              const HttpResponse r = UploadResponse(ctx, job);
+                              response->Send(r);
+                              finish(r.status);
+                            },
+                            [response] { return response->cancelled(); });
+                        if (!id.ok()) {
+                          const HttpResponse r = QueueRefusal(id.status());
+                          response->Send(r);
+                          finish(r.status);
+                        }
+                        return HttpResponse::Json(202, "");
+                      }));
 
   // Before "/v1/documents/:id", which would take "jobs" for an id.
   http.Route(

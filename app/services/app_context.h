@@ -84,6 +84,15 @@ inline LanguageModel& DefaultLlm(AppContext& ctx) { return *ctx.llms.front(); }
 // Counts a finished request in the metrics and writes its request-log line.
 void RecordRequest(AppContext& ctx, const RequestRecord& record);
 
+// A request's record with its ids and route; the rest is the caller's.
+RequestRecord RequestRecordOf(const std::string& request_id, int64_t user_id, const std::string& route);
+
+// Records a response sent after its handler returned, which the HTTP layer
+// does not see: `record` (RequestRecordOf) with the status, the time now and
+// the duration since `started`.
+void RecordDeferred(AppContext& ctx, RequestRecord record, int status,
+                    std::chrono::steady_clock::time_point started);
+
 // The id of the RAG pseudo-model on the OpenAI-compatible routes.
 inline constexpr const char* kRagModelId = "ragd-rag";
 

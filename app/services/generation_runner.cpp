@@ -23,20 +23,6 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// A request log record with what every request has, finished now.
-RequestRecord NewRecord(const std::string& request_id, int64_t user_id, const std::string& route,
-                        int status) {
-  RequestRecord r;
-  r.time =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  r.request_id = request_id;
-  r.user_id = user_id;
-  r.route = route;
-  r.status = status;
-  return r;
-}
-
 std::string NewId(const char* prefix) {
   static thread_local std::mt19937_64 rng(std::random_device{}());
   static const char* kAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -129,7 +115,11 @@ struct RunState {
   // The request-log line and metrics of the finished request.
   void Record(int status, const std::string& finish, const inference::GenerationStats& stats,
               Clock::time_point now) {
-    RequestRecord r = NewRecord(request_id, user_id, plan.route, status);
+    RequestRecord r = RequestRecordOf(request_id, user_id, plan.route);
+    r.time =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    r.status = status;
     r.prompt_tokens = stats.prompt_tokens;
     r.completion_tokens = stats.completion_tokens;
     r.ttft_ms = got_first ? Seconds(start, first_token) * 1000 : -1;
@@ -499,20 +489,6 @@ class DeferredExchange : public HttpExchange {
   bool taken_ = false;
 };
 
-namespace {
-
-// A RAG request answered from the pool without a generation (the planning
-// failed, the pool was full, or a refusal): the HTTP layer records only the
-// responses that handlers return, so this records it as it would.
-void RecordWithoutGeneration(AppContext& ctx, int64_t user_id, const std::string& route,
-                             const std::string& request_id, int status, Clock::time_point start) {
-  RequestRecord r = NewRecord(request_id, user_id, route, status);
-  r.duration_ms = Seconds(start, Clock::now()) * 1000;
-  RecordRequest(ctx, r);
-}
-
-}  // namespace
-
 HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const RagQuestion& question,
                               GenerationPlan plan, HttpExchange& exchange) {
   const Clock::time_point start = Clock::now();
@@ -558,9 +534,12 @@ HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const
                                           exchange.Defer(), exchange.request_id()});
   const bool accepted = ctx.rag_pool->TryPost([&ctx, work, start] {
     DeferredExchange ex(work->response, work->request_id);
-    const std::string route = work->plan.route;
+    // Recorded here when it ends without a generation (a failed planning or
+    // a refusal), as the HTTP layer records only what handlers return; an
+    // abstention records itself.
+    const RequestRecord record = RequestRecordOf(work->request_id, work->user.id, work->plan.route);
     HttpResponse r;
-    bool recorded = false;  // an abstention records itself
+    bool recorded = false;
     if (Status st = AnswerFromCorpus(ctx, work->q, &work->plan); !st.ok()) {
       std::fprintf(stderr, "ragd: request %s: %s\n", work->request_id.c_str(), st.ToString().c_str());
       work->admission.Cancel();
@@ -571,7 +550,7 @@ HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const
     }
     if (ex.deferred()) return;
     // Logged before it is sent: a client that reads the log next finds it.
-    if (!recorded) RecordWithoutGeneration(ctx, work->user.id, route, work->request_id, r.status, start);
+    if (!recorded) RecordDeferred(ctx, record, r.status, start);
     work->response->Send(r);
   });
   if (!accepted) {
@@ -579,7 +558,7 @@ HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const
     HttpResponse r =
         HttpResponse::Error(503, "unavailable_error", "too many questions in progress; try again");
     r.headers.push_back({"Retry-After", "1"});
-    RecordWithoutGeneration(ctx, user.id, work->plan.route, work->request_id, r.status, start);
+    RecordDeferred(ctx, RequestRecordOf(work->request_id, user.id, work->plan.route), r.status, start);
     work->response->Send(r);
   }
   return HttpResponse();  // deferred
