@@ -145,6 +145,8 @@ Status Validate(const Config& c) {
       range("retrieval.max_extracted_bytes", c.retrieval.max_extracted_bytes, 1024, int64_t{4} << 30));
   RAGD_RETURN_IF_ERROR(range("retrieval.ingest_queue", c.retrieval.ingest_queue, 0, 1 << 16));
   RAGD_RETURN_IF_ERROR(range("rag.fallback_waiting", c.rag.fallback_waiting, 0, 1 << 20));
+  RAGD_RETURN_IF_ERROR(range("rag.whole_sources", c.rag.whole_sources, 0, 100));
+  RAGD_RETURN_IF_ERROR(range("rag.excerpt_bytes", c.rag.excerpt_bytes, 1, 1 << 20));
   if (!(c.rag.abstain_answerability_below >= 0 && c.rag.abstain_answerability_below <= 1))
     return Status::InvalidArgument("config key 'rag.abstain_answerability_below' must be between 0 and 1");
   RAGD_RETURN_IF_ERROR(range("quota.tokens_per_period", c.quota.tokens_per_period, 0, int64_t{1} << 50));
@@ -294,6 +296,10 @@ const std::vector<ConfigField>& ConfigFields() {
           "rag.fallback_waiting",
           "requests waiting for the answer model at which ragd-rag answers with the fast model; 0 = never",
           rag.fallback_waiting),
+      RAGD_FIELD("rag.whole_sources",
+                 "passages shown to the answer model whole; the others as an excerpt; 0 = all whole",
+                 rag.whole_sources),
+      RAGD_FIELD("rag.excerpt_bytes", "longest excerpt of a passage after the whole ones", rag.excerpt_bytes),
       RAGD_FIELD("rag.abstain_dense_below",
                  "best passage cosine under which (with no lexical match) the documents do not say",
                  rag.abstain_dense_below),

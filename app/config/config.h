@@ -110,6 +110,12 @@ struct RagConfig {
   // A question in another language is searched in the English the fast
   // model translates it to (app/services/query_translation.h).
   bool translate_queries = true;
+  // The best whole_sources passages are shown to the answer model whole; the
+  // others as their excerpt of at most excerpt_bytes that speaks to the
+  // question (retrieval/excerpt.h). A shorter prompt is a shorter prefill:
+  // the time to the first word. 0 = every passage whole.
+  int64_t whole_sources = 3;
+  int64_t excerpt_bytes = 320;
 };
 
 struct QuotaConfig {

@@ -457,6 +457,8 @@ Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, Generation
   RagQuestion q = question;
   q.abstain_dense_below = ctx.config.rag.abstain_dense_below;
   q.abstain_lexical_below = ctx.config.rag.abstain_lexical_below;
+  q.whole_sources = static_cast<int>(ctx.config.rag.whole_sources);
+  q.excerpt_bytes = static_cast<size_t>(ctx.config.rag.excerpt_bytes);
   auto answer = PlanRagAnswer(*ctx.retriever, *plan->llm->engine, q, std::move(plan->request), &ctx.metrics);
   if (!answer.ok()) return answer.status();
   plan->rag = true;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "corpus/extract.h"
+#include "retrieval/excerpt.h"
 #include "retrieval/instructions.h"
 
 namespace ragd::app {
@@ -131,6 +132,13 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
   }
   PutInstructionsToModelLast(*hits);
   plan.sources = NumberSources(std::move(hits).value());
+  if (q.whole_sources > 0) {
+    for (size_t i = static_cast<size_t>(q.whole_sources); i < plan.sources.size(); ++i) {
+      Source& s = plan.sources[i];
+      s.excerpt = retrieval::QueryExcerpt(retrieval::WithoutInstructionsToModel(s.hit.text),
+                                          plan.search_query, q.excerpt_bytes);
+    }
+  }
   // A document deleted since the search loses its pages, not the answer.
   (void)FindPages(retriever.store(), plan.sources);
 

@@ -30,6 +30,11 @@ struct RagQuestion {
   // included): no generation then.
   double abstain_dense_below = 0;
   double abstain_lexical_below = 0;
+  // Passages after the first whole_sources are shown to the model as their
+  // excerpt of at most excerpt_bytes for the search query
+  // (retrieval/excerpt.h); whole_sources 0 shows all whole.
+  int whole_sources = 0;
+  size_t excerpt_bytes = 320;
   std::vector<corpus::DocumentId> only_documents;  // non-empty: retrieve from these documents only
   // Set: a question in another language than English is searched in the
   // English this gives (query_translation.h); unset or failing: as asked.

@@ -214,7 +214,9 @@ std::vector<inference::ChatMessage> RagConversation(const std::string& question,
     // model copied into answers.
     if (!s.hit.heading_context.empty())
       user += " section=\"" + Attribute(HeadingPath(s.hit.heading_context)) + "\"";
-    user += ">\n" + Escaped(retrieval::WithoutInstructionsToModel(s.hit.text)) + "\n</source>\n";
+    user += ">\n" +
+            Escaped(retrieval::WithoutInstructionsToModel(s.excerpt.empty() ? s.hit.text : s.excerpt)) +
+            "\n</source>\n";
   }
   // The rules again after the sources, in the question's language: a small
   // model follows what it read last (an injected passage sits between the

@@ -32,6 +32,9 @@ struct Source {
   int n = 0;
   retrieval::SearchHit hit;
   int page = 0;  // 1-based page of a PDF passage's start; 0 when the document has no pages
+  // What the model is shown of the passage when not all of it
+  // (retrieval/excerpt.h); empty = hit.text. Clients and attribution get hit.text.
+  std::string excerpt;
 };
 
 std::vector<Source> NumberSources(std::vector<retrieval::SearchHit> hits);
