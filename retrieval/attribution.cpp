@@ -185,7 +185,12 @@ Result<std::string> Attributor::Drain(bool at_end) {
     auto rewritten = Attribute(std::string_view(pending_).substr(0, br->end), last);
     if (!rewritten.ok()) return rewritten.status();
     out += *rewritten;
-    send(br->end, br->next);
+    // A dropped sentence takes the blanks after it (the ones before it went
+    // out with the sentence before), not a line break.
+    const bool dropped = rewritten->empty() && br->end > 0 && streamed_ == 0;
+    if (!dropped || !std::all_of(pending_.begin() + static_cast<std::ptrdiff_t>(br->end),
+                                 pending_.begin() + static_cast<std::ptrdiff_t>(br->next), IsBlankByte))
+      send(br->end, br->next);
     pending_.erase(0, br->next);
     streamed_ -= std::min(streamed_, br->next);
   }
@@ -196,6 +201,9 @@ size_t Attributor::StreamablePrefix(std::string_view partial) const {
   // Code goes out a line at a time; a short start may still be a lead-in
   // that is dropped ("Sources:") or a code fence.
   if (in_code_block_ || partial.starts_with("```") || partial.size() < kMinStreamedBytes) return 0;
+  // A sentence after a fact that opens by pointing ("This is stated in ...")
+  // may turn out to say only where the answer is, and be dropped.
+  if (MayPointAtSources(partial) && factual_sentences() > 0) return 0;
   // From the first '[' on, markers may be rewritten or moved.
   // Then up to the last blank before that (and within max_sentence_bytes,
   // where a sentence without an end is cut at a blank) that follows a word
@@ -311,6 +319,10 @@ Result<std::string> Attributor::Attribute(std::string_view sentence, bool last) 
   // before its list, or "Fonte: [7]" once its marker went) announces what
   // never came.
   if (last && lead_in && cited.empty() && weight < options_.min_factual_weight && streamed == 0)
+    return std::string();
+  // A sentence that only says where the answer is written, after the answer
+  // (abstention.h): the citations say that better.
+  if (!abstains && !lead_in && streamed == 0 && factual_sentences() > 0 && PointsAtSources(claim))
     return std::string();
 
   // A marker that opens the sentence ("[2] The port is 8080.") goes to its

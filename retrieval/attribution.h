@@ -31,7 +31,10 @@
 // supporting source before its colon, but never flagged; a lead-in without
 // content that ends the answer ("Sources:" when the model stopped before its
 // list, or "Sources: [7]" once a marker naming no supporting source is gone)
-// is dropped. A sentence without any
+// is dropped, and so is a sentence after a fact that only says where the
+// answer is written ("These formats are listed in the \"Supported formats\"
+// section of the document [2].": abstention.h, PointsAtSources; such a
+// sentence is held back until it ends). A sentence without any
 // content word (a marker alone on its line) keeps its in-range markers, as
 // there is nothing to check them against. Lines of a ``` code block pass
 // through unchanged (not factual; their brackets are code, not markers). An

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "retrieval/abstention.h"
 #include "retrieval/embedder.h"
 #include "retrieval/sentences.h"
 #include "tests/retrieval/support_pairs.h"
@@ -364,6 +365,42 @@ TEST(AttributionCalibrationTest, LabelledPairsAtTheDefaultThresholds) {
   EXPECT_GE(support.recall(), 0.85);
   EXPECT_GE(keep.recall(), 0.90);
   EXPECT_GE(keep.precision(), 0.80);
+}
+
+// Sentences of the 1.5B's answers to the labelled set (markers removed) that
+// only say where the answer is written, and sentences that open alike but
+// state a fact.
+TEST(PointsAtSourcesTest, SentencesThatOnlySayWhereTheAnswerIs) {
+  for (const char* s : {
+           "These formats are listed in the \"Supported formats\" section of the document .",
+           "This information can be found in source  under the section \"Getting started with ragd / What "
+           "happens when you ask a question\".",
+           "Este limite é definido na seção \"Document size limits\" da documentação, que está localizada no "
+           "arquivo .",
+           "Esto se menciona en la sección \"Document size limits\" del documento .",
+           "Esta información se encuentra en la fuente  sobre los modelos configurables en ragd.",
+           "Esto se menciona en la fuente.",
+           "Dies wird in der Quelle beschrieben.",
+           "C'est mentionné dans la source  sous le titre \"Users, API keys, token quotas and rate limits / "
+           "Two "
+           "ways to authenticate\".",
+       })
+    EXPECT_TRUE(PointsAtSources(s)) << s;
+  for (const char* s : {
+           "This can be seen in the source  under the section \"server\" where it states that `server.port` "
+           "has a default value of 8080.",
+           "Cette valeur est définie par `inference.max_queue` dans les sources .",
+           "These documents are found in the data folder.",
+           "This means that each chunk shares about 30 tokens with its neighbours.",
+           "Das Cookie der Browser-Sitzung heißt ragd_session.",
+           "Die Quelle beschreibt die Rollen.",
+           "The documents do not say.",
+           "These formats are plain text, Markdown and PDF.",
+       })
+    EXPECT_FALSE(PointsAtSources(s)) << s;
+  // German articles open facts: such a sentence streams before it ends.
+  EXPECT_FALSE(MayPointAtSources("Das Cookie der Browser-Sitzung"));
+  EXPECT_TRUE(MayPointAtSources("Dies wird in der"));
 }
 
 }  // namespace
