@@ -241,10 +241,12 @@ void BpeModel::AppendBytes(TokenId id, std::string* out) const {
   }
 }
 
-// Types outside 1..6 (llama.cpp's "undefined") act as unused: no text.
+// Types outside 1..6 (llama.cpp's "undefined") act as unused: no text. The
+// range is checked on the double: converting one past int's range (a damaged
+// file's 7.5e28) to int is undefined.
 TokenType TypeOf(double gguf_type) {
-  const int t = static_cast<int>(gguf_type);
-  return t >= 1 && t <= 6 ? static_cast<TokenType>(t) : TokenType::kUnused;
+  return gguf_type >= 1 && gguf_type < 7 ? static_cast<TokenType>(static_cast<int>(gguf_type))
+                                         : TokenType::kUnused;
 }
 
 const GgufValue* StringArray(const GgufFile& gguf, std::string_view key) {

@@ -48,9 +48,10 @@ int ByteOfPiece(std::string_view p) {
   return v;
 }
 
+// The range is checked on the double: converting one past int's range to
+// int is undefined.
 spm::PieceType TypeOf(double gguf_type) {
-  const int t = static_cast<int>(gguf_type);
-  if (t >= 1 && t <= 6) return static_cast<spm::PieceType>(t);
+  if (gguf_type >= 1 && gguf_type < 7) return static_cast<spm::PieceType>(static_cast<int>(gguf_type));
   return spm::PieceType::kNormal;  // 0 = undefined in older converters
 }
 

@@ -257,6 +257,16 @@ TEST(BpeTokenizerSettings, EndOfGenerationPiecesActAsControl) {
   EXPECT_EQ(*(*t)->TokenBytes(tiny_bpe::kImEnd), "");
 }
 
+// A damaged file's token type past int's range (found by fuzz_gguf: its
+// conversion to int was undefined) loads as an unused piece.
+TEST(BpeTokenizerSettings, TokenTypeOutOfIntRangeIsUnused) {
+  auto t = tiny_bpe::Load({.last_type = 7.5e28f});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const TokenId last = (*t)->vocab_size() - 1;
+  EXPECT_FALSE((*t)->IsControl(last));
+  EXPECT_EQ(*(*t)->TokenBytes(last), "");
+}
+
 struct LoadErrorCase {
   const char* name;
   tiny_bpe::VocabEdits edits;

@@ -74,6 +74,7 @@ struct VocabEdits {
   bool merges_not_strings = false;           // merges written as numbers
   bool no_merges = false;
   bool im_end_user_defined = false;  // <|im_end|> typed user-defined
+  std::optional<float> last_type;    // token_type written as floats, the last one this
 };
 
 inline testing::GgufWriter Writer(const VocabEdits& edits = {}) {
@@ -107,7 +108,13 @@ inline testing::GgufWriter Writer(const VocabEdits& edits = {}) {
   w.AddString("tokenizer.ggml.model", edits.model);
   if (edits.pre) w.AddString("tokenizer.ggml.pre", *edits.pre);
   w.AddStringArray("tokenizer.ggml.tokens", tokens);
-  w.AddI32Array("tokenizer.ggml.token_type", types);
+  if (edits.last_type) {
+    std::vector<float> as_floats(types.begin(), types.end());
+    as_floats.back() = *edits.last_type;
+    w.AddF32Array("tokenizer.ggml.token_type", as_floats);
+  } else {
+    w.AddI32Array("tokenizer.ggml.token_type", types);
+  }
   if (edits.merges_not_strings) {
     w.AddI32Array("tokenizer.ggml.merges", {1, 2});
   } else if (!edits.no_merges) {
