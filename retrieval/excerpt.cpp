@@ -83,17 +83,11 @@ std::string QueryExcerpt(std::string_view passage, std::string_view query, size_
   const std::vector<Unit> units = Units(passage);
   if (units.empty()) return {};
 
-  std::vector<ContentToken> wanted = ContentTokens(query);
-  std::sort(wanted.begin(), wanted.end(),
-            [](const ContentToken& a, const ContentToken& b) { return a.text < b.text; });
-  wanted.erase(std::unique(wanted.begin(), wanted.end(),
-                           [](const ContentToken& a, const ContentToken& b) { return a.text == b.text; }),
-               wanted.end());
+  // The weighted share of the query's distinct content tokens that a unit
+  // holds, which for one query ranks units as the weight they hold does.
+  const std::vector<ContentToken> wanted = ContentTokens(query);
   std::vector<double> score(units.size(), 0);
-  for (size_t i = 0; i < units.size(); ++i) {
-    const LexicalIndex index(units[i].text);
-    for (const ContentToken& t : wanted) score[i] += index.Contains(t) ? TokenWeight(t.kind) : 0;
-  }
+  for (size_t i = 0; i < units.size(); ++i) score[i] = LexicalSupport(wanted, LexicalIndex(units[i].text));
 
   std::vector<size_t> order(units.size());
   std::iota(order.begin(), order.end(), size_t{0});
