@@ -286,10 +286,8 @@ class Evaluator {
     inference::GenerationRequest request;
     request.sampling = RagAnswerSampling();
     request.max_tokens = run_.max_tokens;
-    RagQuestion rq{q.question, std::move(history), run_.top_k, loaded_.config.rag.abstain_dense_below,
-                   loaded_.config.rag.abstain_lexical_below};
-    rq.whole_sources = static_cast<int>(loaded_.config.rag.whole_sources);
-    rq.excerpt_bytes = static_cast<size_t>(loaded_.config.rag.excerpt_bytes);
+    RagQuestion rq{q.question, std::move(history), run_.top_k};
+    ApplyRagConfig(loaded_.config.rag, &rq);
     rq.to_english = loaded_.to_english;
     rq.answerable = loaded_.answerable;
     rq.abstain_answerability_below = loaded_.config.rag.abstain_answerability_below;

@@ -455,10 +455,7 @@ int64_t RulesPrefix(const inference::Engine& engine, std::span<const inference::
 
 Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, GenerationPlan* plan) {
   RagQuestion q = question;
-  q.abstain_dense_below = ctx.config.rag.abstain_dense_below;
-  q.abstain_lexical_below = ctx.config.rag.abstain_lexical_below;
-  q.whole_sources = static_cast<int>(ctx.config.rag.whole_sources);
-  q.excerpt_bytes = static_cast<size_t>(ctx.config.rag.excerpt_bytes);
+  ApplyRagConfig(ctx.config.rag, &q);
   auto answer = PlanRagAnswer(*ctx.retriever, *plan->llm->engine, q, std::move(plan->request), &ctx.metrics);
   if (!answer.ok()) return answer.status();
   plan->rag = true;

@@ -79,6 +79,13 @@ void PutInstructionsToModelLast(std::vector<retrieval::SearchHit>& hits) {
   });
 }
 
+void ApplyRagConfig(const RagConfig& rag, RagQuestion* q) {
+  q->abstain_dense_below = rag.abstain_dense_below;
+  q->abstain_lexical_below = rag.abstain_lexical_below;
+  q->whole_sources = static_cast<int>(rag.whole_sources);
+  q->excerpt_bytes = static_cast<size_t>(rag.excerpt_bytes);
+}
+
 std::string SearchQuery(const RagQuestion& q) {
   if (CountWords(q.question) > kFollowUpMaxWords) return q.question;
   for (auto it = q.history.rbegin(); it != q.history.rend(); ++it) {

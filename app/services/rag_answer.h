@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/config/config.h"
 #include "app/ops/metrics.h"
 #include "app/services/answerability.h"
 #include "app/services/query_translation.h"
@@ -47,6 +48,12 @@ struct RagQuestion {
   AnswerabilityJudge answerable;
   double abstain_answerability_below = 0;
 };
+
+// Sets the fields of `q` that the configuration decides for every answer:
+// the retrieval abstention thresholds and how many passages the model sees
+// whole. The server and `ragd eval` both take them from here, so that an
+// evaluated answer is planned as a served one is.
+void ApplyRagConfig(const RagConfig& rag, RagQuestion* q);
 
 struct RagAnswerPlan {
   std::vector<Source> sources;  // the retrieved passages, numbered in prompt order
