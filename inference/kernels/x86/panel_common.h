@@ -75,6 +75,22 @@ struct RowScales {
   float* msup;      // [n_super] Q4_K/Q5_K
 };
 
+// Chunk ch (values 64ch .. 64ch + 63) of a Q4_K / Q5_K super-block as
+// unsigned quants: *lo its first sub-block (2ch), *hi its second; qh is the
+// block's qh (Q5_K; ignored for Q4_K).
+template <GgmlType kType, typename Block>
+inline void UnpackChunkQ45K(const Block& blk, __m256i qh, int ch, __m256i* lo, __m256i* hi) {
+  const __m256i low4 = _mm256_set1_epi8(15), bit = _mm256_set1_epi8(1);
+  const __m256i raw = LoadU(blk.qs + 32 * ch);
+  *lo = _mm256_and_si256(raw, low4);
+  *hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+  if constexpr (kType == GgmlType::kQ5_K) {
+    *lo = _mm256_or_si256(*lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch), bit), 4));
+    *hi =
+        _mm256_or_si256(*hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch + 1), bit), 4));
+  }
+}
+
 // Unpacks one weight row: n unsigned quants (value order) and its scales.
 template <GgmlType kType>
 void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, const RowScales& rs) {
@@ -108,7 +124,6 @@ void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, const RowScales& rs) {
     }
   } else if constexpr (kType == GgmlType::kQ4_K || kType == GgmlType::kQ5_K) {
     using Block = std::conditional_t<kType == GgmlType::kQ4_K, BlockQ4_K, BlockQ5_K>;
-    const __m256i low4 = _mm256_set1_epi8(15), bit = _mm256_set1_epi8(1);
     for (int64_t b = 0; b < n / kQKK; ++b) {
       const Block& blk = reinterpret_cast<const Block*>(row)[b];
       rs.dsup[b] = H2F(blk.d);
@@ -122,15 +137,8 @@ void UnpackRow(const uint8_t* row, int64_t n, uint8_t* q, const RowScales& rs) {
       __m256i qh = _mm256_setzero_si256();
       if constexpr (kType == GgmlType::kQ5_K) qh = LoadU(blk.qh);
       for (int ch = 0; ch < 4; ++ch) {
-        const __m256i raw = LoadU(blk.qs + 32 * ch);
-        __m256i lo = _mm256_and_si256(raw, low4);
-        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-        if constexpr (kType == GgmlType::kQ5_K) {
-          lo =
-              _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch), bit), 4));
-          hi = _mm256_or_si256(
-              hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch + 1), bit), 4));
-        }
+        __m256i lo, hi;
+        UnpackChunkQ45K<kType>(blk, qh, ch, &lo, &hi);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 256 * b + 64 * ch), lo);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 256 * b + 64 * ch + 32), hi);
       }

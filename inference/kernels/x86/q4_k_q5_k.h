@@ -4,10 +4,11 @@
 // q4_k_q5_k_avx2.h and q4_k_q5_k_avx512.h.
 //
 // Small-batch (decode) x86 kernel for the types that have a panel kernel:
-// 8 weight rows at a time, unpacked row-major (no transpose); the integer
-// dot of each (weight row, sub-block) is reduced to one int32 lane per row,
-// then each lane takes exactly the float steps of the panel kernels
-// (q4_k_q5_k_avx512.h, q4_k_q5_k_avx2.h: same operations, same order, per lane).
+// 8 weight rows at a time (Q4_1 / Q5_1 unpacked row-major first; Q4_K / Q5_K
+// read from their GGUF blocks); the integer dot of each (weight row,
+// sub-block or super-block) is reduced to one int32 lane per row, then each
+// lane takes exactly the float steps of the panel kernels (q4_k_q5_k_avx512.h,
+// q4_k_q5_k_avx2.h: same operations, same order, per lane).
 // So an output row of MatMul is bitwise the same whether it comes from here
 // (m < 4) or from a panel (m >= 4): it depends only on its input row.
 // Included after panel_common.h by the per-instruction-set kernel files
@@ -34,7 +35,6 @@ void DotTileQ45K(int64_t n, const uint8_t* w_row, const uint8_t* const* acts, fl
     acc[c] = _mm256_setzero_ps();
     mins_acc[c] = 0;
   }
-  const __m256i low4 = _mm256_set1_epi8(15);
   for (int64_t b = 0; b < n / kQKK; ++b) {
     const Block& blk = w[b];
     alignas(32) int16_t mins_pairs[16];
@@ -51,15 +51,8 @@ void DotTileQ45K(int64_t n, const uint8_t* w_row, const uint8_t* const* acts, fl
     __m256i isum[C];
     for (int c = 0; c < C; ++c) isum[c] = _mm256_setzero_si256();
     for (int ch = 0; ch < 4; ++ch) {
-      const __m256i raw = LoadU(blk.qs + 32 * ch);
-      __m256i lo = _mm256_and_si256(raw, low4);
-      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-      if constexpr (kType == GgmlType::kQ5_K) {
-        const __m256i bit = _mm256_set1_epi8(1);
-        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch), bit), 4));
-        hi = _mm256_or_si256(hi,
-                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * ch + 1), bit), 4));
-      }
+      __m256i lo, hi;
+      UnpackChunkQ45K<kType>(blk, qh, ch, &lo, &hi);
       const __m256i sc_lo = _mm256_set1_epi16(scales[2 * ch]);
       const __m256i sc_hi = _mm256_set1_epi16(scales[2 * ch + 1]);
       for (int c = 0; c < C; ++c) {
@@ -188,18 +181,106 @@ __m256 LaneTile(const Panel& p, int64_t k, const ActView<kType>& a) {
   return acc;
 }
 
+// The 6-bit scales and mins of a Q4_K / Q5_K super-block, sub-block j in
+// byte j of each, from its 12 packed bytes (UnpackScaleMin's layout: four
+// sub-blocks to a 32-bit word).
+inline void ScalesAndMins(const uint8_t* packed, uint64_t* scales, uint64_t* mins) {
+  uint32_t w0, w1, w2;
+  std::memcpy(&w0, packed, 4);
+  std::memcpy(&w1, packed + 4, 4);
+  std::memcpy(&w2, packed + 8, 4);
+  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  const uint32_t sc_hi = (w2 & kLow4) | (((w0 >> 6) & kLow2) << 4);
+  const uint32_t mn_hi = ((w2 >> 4) & kLow4) | (((w1 >> 6) & kLow2) << 4);
+  *scales = (w0 & kLow6) | (uint64_t{sc_hi} << 32);
+  *mins = (w1 & kLow6) | (uint64_t{mn_hi} << 32);
+}
+
+// LaneTile for Q4_K / Q5_K straight from the GGUF blocks of weight rows
+// [p0, p0 + rows), rows <= 8. Per super-block, ISUM (scales applied in
+// 16-bit by vpmaddwd) and MINS (through the 16-value bsums) of each row are
+// exact integers whatever order they are summed in, and the float steps on
+// them are LaneTile's; so the result is bitwise LaneTile's (and the panels')
+// without unpacking the rows to memory first, which cost decode about half
+// its time on AVX2. Each row is read front to back in one pass (one stream
+// for the prefetcher); its per-super-block partial sums wait in `sums`.
+template <GgmlType kType>
+__m256 LaneTileK(const WeightView& w, int64_t p0, int rows, const BlockQ8K* a) {
+  using Block = std::conditional_t<kType == GgmlType::kQ4_K, BlockQ4_K, BlockQ5_K>;
+  const int64_t n_super = w.n_in / kQKK;
+  // [super-block][ISUM, MINS][row]: 8 int32 partial sums of the integer
+  thread_local std::vector<int32_t> sums;
+  sums.assign(static_cast<size_t>(n_super) * 2 * kLaneRows * 8, 0);
+  const auto sum_at = [&](int64_t i) { return reinterpret_cast<__m256i*>(sums.data() + 8 * i); };
+  thread_local std::vector<float> scales;  // [super-block][d, dmin][row]
+  scales.assign(static_cast<size_t>(n_super) * 2 * kLaneRows, 0.0f);
+  __m256i pick[8];  // pick[j]: 16-bit element j of each 128-bit half, everywhere
+  for (int j = 0; j < 8; ++j) pick[j] = _mm256_set1_epi16(static_cast<int16_t>((2 * j + 1) << 8 | 2 * j));
+  for (int r = 0; r < rows; ++r) {
+    const Block* row = reinterpret_cast<const Block*>(w.data + static_cast<size_t>(p0 + r) * w.row_bytes);
+    for (int64_t b = 0; b < n_super; ++b) {
+      const Block& blk = row[b];
+      const BlockQ8K& ab = a[b];
+      scales[(2 * b) * kLaneRows + r] = H2F(blk.d);
+      scales[(2 * b + 1) * kLaneRows + r] = H2F(blk.dmin);
+      uint64_t sc, mn;
+      ScalesAndMins(blk.scales, &sc, &mn);
+      const __m256i sc16 =
+          _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sc))));
+      const __m128i mn8 = _mm_cvtsi64_si128(static_cast<int64_t>(mn));
+      _mm256_storeu_si256(
+          sum_at((2 * b + 1) * kLaneRows + r),
+          _mm256_madd_epi16(LoadU(ab.bsums), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8))));
+      __m256i qh = _mm256_setzero_si256();
+      if constexpr (kType == GgmlType::kQ5_K) qh = LoadU(blk.qh);
+      __m256i isum = _mm256_setzero_si256();
+      for (int ch = 0; ch < 4; ++ch) {
+        __m256i lo, hi;
+        UnpackChunkQ45K<kType>(blk, qh, ch, &lo, &hi);
+        const int8_t* aq = ab.qs + 64 * ch;
+        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, LoadU(aq)),
+                                                        _mm256_shuffle_epi8(sc16, pick[2 * ch])));
+        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, LoadU(aq + 32)),
+                                                        _mm256_shuffle_epi8(sc16, pick[2 * ch + 1])));
+      }
+      _mm256_storeu_si256(sum_at((2 * b) * kLaneRows + r), isum);
+    }
+  }
+  __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n_super; ++b) {
+    __m256i v[kLaneRows], lo, hi;
+    for (int r = 0; r < kLaneRows; ++r) v[r] = LoadU(sum_at((2 * b) * kLaneRows + r));
+    ReduceLanes(v, &lo, &hi);
+    const __m256i total = _mm256_add_epi32(lo, hi);
+    for (int r = 0; r < kLaneRows; ++r) v[r] = LoadU(sum_at((2 * b + 1) * kLaneRows + r));
+    ReduceLanes(v, &lo, &hi);
+    const __m256i mins = _mm256_add_epi32(lo, hi);
+    const __m256 da = _mm256_set1_ps(a[b].d);
+    const float* d = scales.data() + (2 * b) * kLaneRows;
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total), _mm256_mul_ps(_mm256_loadu_ps(d), da), acc);
+    accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_mul_ps(_mm256_loadu_ps(d + kLaneRows), da), accm);
+  }
+  return _mm256_sub_ps(acc, accm);
+}
+
 template <GgmlType kType>
 void MulRowsLanesT(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y,
                    int64_t ldy, int64_t r0, int64_t r1) {
+  constexpr bool kFused = kType == GgmlType::kQ4_K || kType == GgmlType::kQ5_K;
   thread_local Panel rows;
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int64_t p0 = r0; p0 < r1; p0 += kLaneRows) {
     const int n = static_cast<int>(r1 - p0 < kLaneRows ? r1 - p0 : kLaneRows);
-    UnpackRows<kType>(w, p0, n, kLaneRows, &rows);
+    if constexpr (!kFused) UnpackRows<kType>(w, p0, n, kLaneRows, &rows);
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
     for (int64_t c = 0; c < m; ++c) {
-      const ActView<kType> a{act + static_cast<size_t>(c) * act_stride};
-      _mm256_maskstore_ps(y + c * ldy + p0, mask, LaneTile<kType>(rows, w.n_in, a));
+      const uint8_t* a = act + static_cast<size_t>(c) * act_stride;
+      if constexpr (kFused) {
+        _mm256_maskstore_ps(y + c * ldy + p0, mask,
+                            LaneTileK<kType>(w, p0, n, reinterpret_cast<const BlockQ8K*>(a)));
+      } else {
+        _mm256_maskstore_ps(y + c * ldy + p0, mask, LaneTile<kType>(rows, w.n_in, ActView<kType>{a}));
+      }
     }
   }
 }
