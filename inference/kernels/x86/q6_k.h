@@ -91,13 +91,14 @@ inline void UnpackQ6Row(const BlockQ6_K* blk, int64_t nb, uint8_t* q, int16_t* s
   }
 }
 
-// The eight lane integers of one super-block (see the top of the file).
-inline __m256i Q6Lanes(const uint8_t* q, const int16_t* scales, const BlockQ8K& a) {
+// The eight lane integers of one super-block (see the top of the file): its
+// eight 32-value chunks of quants and its 16 scales.
+inline __m256i Q6Lanes(const __m256i q[8], const int16_t* scales, const BlockQ8K& a) {
   __m256i sumi = _mm256_setzero_si256();
   for (int k = 0; k < 8; ++k) {
     // int16 lanes 0..7 take scale 2k (values 0..15 of the chunk), 8..15 2k+1.
     const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(scales[2 * k + 1]), _mm_set1_epi16(scales[2 * k]));
-    const __m256i p16 = _mm256_maddubs_epi16(LoadU(q + 32 * k), LoadU(a.qs + 32 * k));
+    const __m256i p16 = _mm256_maddubs_epi16(q[k], LoadU(a.qs + 32 * k));
     sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(sc, p16));
   }
   const __m256i off = _mm256_madd_epi16(LoadU(a.bsums), LoadU(scales));
@@ -113,20 +114,65 @@ void Q6Tile(const Q6Rows& rows, int r, int64_t k, const uint8_t* const* acts, fl
   __m256 acc[C];
   for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
+    __m256i chunks[8];
+    for (int k = 0; k < 8; ++k) chunks[k] = LoadU(q + 256 * b + 32 * k);
     for (int c = 0; c < C; ++c) {
       const BlockQ8K& a = reinterpret_cast<const BlockQ8K*>(acts[c])[b];
-      const __m256i lanes = Q6Lanes(q + 256 * b, scales + 16 * b, a);
+      const __m256i lanes = Q6Lanes(chunks, scales + 16 * b, a);
       acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * d[b]), _mm256_cvtepi32_ps(lanes), acc[c]);
     }
   }
   for (int c = 0; c < C; ++c) y[c * ldy] = Hsum(acc[c]);
 }
 
+// Q6Tile straight from the GGUF blocks of one weight row, for the few
+// activation rows of decode, where unpacking the row to memory first (for
+// Q6Tile to read back) cost more than the products: the same integers and
+// float steps, so bitwise Q6Tile's results.
+template <int C>
+void Q6TileFromBlocks(const BlockQ6_K* row, int64_t nb, const uint8_t* const* acts, float* y, int64_t ldy) {
+  __m256 acc[C];
+  for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const BlockQ6_K& x = row[b];
+    __m256i chunks[8];
+    UnpackQ6KHalf(x, 0, chunks);
+    UnpackQ6KHalf(x, 1, chunks + 4);
+    alignas(32) int16_t scales[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(scales),
+                       _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales))));
+    const float d = H2F(x.d);
+    for (int c = 0; c < C; ++c) {
+      const BlockQ8K& a = reinterpret_cast<const BlockQ8K*>(acts[c])[b];
+      const __m256i lanes = Q6Lanes(chunks, scales, a);
+      acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(a.d * d), _mm256_cvtepi32_ps(lanes), acc[c]);
+    }
+  }
+  for (int c = 0; c < C; ++c) y[c * ldy] = Hsum(acc[c]);
+}
+
+// From this many activation rows on, a weight row is unpacked once for all
+// of them (Q6Tile); below, each product reads the blocks (Q6TileFromBlocks).
+constexpr int64_t kQ6UnpackMinBatch = 4;
+
 // Rows [r0, r1) of a Q6_K weight times m Q8K activation rows.
 void MulRowsQ6K(const WeightView& w, const uint8_t* act, size_t act_stride, int64_t m, float* y, int64_t ldy,
                 int64_t r0, int64_t r1) {
-  thread_local Q6Rows rows;
   const int64_t k = w.n_in, nb = k / kQKK;
+  if (m <= 0) return;
+  if (m < kQ6UnpackMinBatch) {
+    using BlockTileFn = void (*)(const BlockQ6_K*, int64_t, const uint8_t* const*, float*, int64_t);
+    static constexpr BlockTileFn kBlockTiles[3] = {Q6TileFromBlocks<1>, Q6TileFromBlocks<2>,
+                                                   Q6TileFromBlocks<3>};
+    const uint8_t* acts[3];
+    for (int64_t c = 0; c < m; ++c) acts[c] = act + static_cast<size_t>(c) * act_stride;
+    for (int64_t r = r0; r < r1; ++r) {
+      kBlockTiles[m - 1](reinterpret_cast<const BlockQ6_K*>(w.data + static_cast<size_t>(r) * w.row_bytes),
+                         nb, acts, y + r, ldy);
+    }
+    return;
+  }
+  thread_local Q6Rows rows;
   rows.q.resize(static_cast<size_t>(kQ6Rows * k));
   rows.scales.resize(static_cast<size_t>(kQ6Rows * nb * 16));
   rows.d.resize(static_cast<size_t>(kQ6Rows * nb));
