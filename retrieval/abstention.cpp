@@ -7,35 +7,6 @@
 
 namespace ragd::retrieval {
 
-bool SaysSourcesDoNotAnswer(std::string_view text) {
-  static const char* const kPhrases[] = {
-      // English
-      "do not say", "does not say", "don't say", "doesn't say", "not in the", "don't know", "do not mention",
-      "does not mention", "do not contain", "does not contain", "do not provide", "does not provide",
-      "do not specify", "does not specify", "no information", "not stated", "not mentioned", "not specified",
-      // Portuguese
-      "não dizem", "não diz ", "não mencionam", "não menciona ", "não contêm", "não contém", "não fornecem",
-      "não especificam", "não há informação", "não há informações", "não informam", "não é mencionad",
-      "não são mencionad", "não é especificad",
-      // French
-      "ne le disent pas", "ne disent pas", "ne le dit pas", "ne dit pas", "ne mentionnent pas",
-      "ne mentionne pas", "ne précisent pas", "ne précise pas", "ne contiennent pas", "ne fournissent pas",
-      "ne donnent pas", "aucune information", "n'est pas mentionné", "n'est pas précisé", "pas mentionné",
-      // Spanish
-      "no lo dicen", "no dicen", "no lo dice", "no dice ", "no mencionan", "no menciona ", "no especifican",
-      "no especifica ", "no contienen", "no proporcionan", "no proporciona ", "no hay información",
-      "no indican", "no se menciona", "no se especifica", "no está especificad",
-      // German
-      "sagen dazu nichts", "sagen nichts", "sagt nichts", "nicht erwähnt", "nicht angegeben", "keine angaben",
-      "keine informationen", "enthalten keine", "enthält keine", "nicht beschrieben", "nicht genannt",
-      "geben keine auskunft"};
-  std::string lower = AsciiLower(text);
-  lower += ' ';  // "não diz " and the like also match at the end
-  for (const char* p : kPhrases)
-    if (lower.find(p) != std::string::npos) return true;
-  return false;
-}
-
 namespace {
 
 // Lower-cased, leading blanks and Markdown emphasis skipped.
@@ -57,13 +28,12 @@ bool ContainsAny(const std::string& s, std::initializer_list<std::string_view> p
   return false;
 }
 
-}  // namespace
-
-bool MayPointAtSources(std::string_view sentence) {
-  // Articles alone ("Das Cookie ...", "Die Rolle ...") open facts: only
-  // pointing words, or an article before "information" or "answer".
+// Whether a sentence's Opening() points. Articles alone ("Das Cookie ...",
+// "Die Rolle ...") open facts: only pointing words, or an article before
+// "information" or "answer".
+bool OpensByPointing(const std::string& opening) {
   return StartsWithAny(
-      Opening(sentence),
+      opening,
       {// English
        "this ", "these ", "that ", "it is stated", "it is listed", "it is mentioned", "the information",
        "this information", "the answer can", "the answer is found", "the answer is given",
@@ -79,9 +49,40 @@ bool MayPointAtSources(std::string_view sentence) {
        "diese information", "die angabe"});
 }
 
+}  // namespace
+
+bool SaysSourcesDoNotAnswer(std::string_view text) {
+  std::string lower = AsciiLower(text);
+  lower += ' ';  // "não diz " and the like also match at the end
+  return ContainsAny(
+      lower,
+      {// English
+       "do not say", "does not say", "don't say", "doesn't say", "not in the", "don't know", "do not mention",
+       "does not mention", "do not contain", "does not contain", "do not provide", "does not provide",
+       "do not specify", "does not specify", "no information", "not stated", "not mentioned", "not specified",
+       // Portuguese
+       "não dizem", "não diz ", "não mencionam", "não menciona ", "não contêm", "não contém", "não fornecem",
+       "não especificam", "não há informação", "não há informações", "não informam", "não é mencionad",
+       "não são mencionad", "não é especificad",
+       // French
+       "ne le disent pas", "ne disent pas", "ne le dit pas", "ne dit pas", "ne mentionnent pas",
+       "ne mentionne pas", "ne précisent pas", "ne précise pas", "ne contiennent pas", "ne fournissent pas",
+       "ne donnent pas", "aucune information", "n'est pas mentionné", "n'est pas précisé", "pas mentionné",
+       // Spanish
+       "no lo dicen", "no dicen", "no lo dice", "no dice ", "no mencionan", "no menciona ", "no especifican",
+       "no especifica ", "no contienen", "no proporcionan", "no proporciona ", "no hay información",
+       "no indican", "no se menciona", "no se especifica", "no está especificad",
+       // German
+       "sagen dazu nichts", "sagen nichts", "sagt nichts", "nicht erwähnt", "nicht angegeben",
+       "keine angaben", "keine informationen", "enthalten keine", "enthält keine", "nicht beschrieben",
+       "nicht genannt", "geben keine auskunft"});
+}
+
+bool MayPointAtSources(std::string_view sentence) { return OpensByPointing(Opening(sentence)); }
+
 bool PointsAtSources(std::string_view sentence) {
-  if (!MayPointAtSources(sentence)) return false;
   const std::string lower = Opening(sentence);
+  if (!OpensByPointing(lower)) return false;
   // Documents are also what ragd is about ("These documents are found in
   // the data folder."): only "the document" pointing at one.
   const bool part = ContainsAny(
