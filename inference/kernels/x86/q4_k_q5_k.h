@@ -208,7 +208,7 @@ template <GgmlType kType>
 __m256 LaneTileK(const WeightView& w, int64_t p0, int rows, const BlockQ8K* a) {
   using Block = std::conditional_t<kType == GgmlType::kQ4_K, BlockQ4_K, BlockQ5_K>;
   const int64_t n_super = w.n_in / kQKK;
-  // [super-block][ISUM, MINS][row]: 8 int32 partial sums of the integer
+  // [super-block][ISUM, MINS][row]: the integer as 8 int32 partial sums
   thread_local std::vector<int32_t> sums;
   sums.assign(static_cast<size_t>(n_super) * 2 * kLaneRows * 8, 0);
   const auto sum_at = [&](int64_t i) { return reinterpret_cast<__m256i*>(sums.data() + 8 * i); };

@@ -10,8 +10,9 @@
 // acc_l = fma(float(lane_l), d_a*d_w, acc_l) over the super-blocks and the
 // lanes summed as ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)). Each output's steps do
 // not depend on the tile, so row i of the product depends only on activation
-// row i. Weight rows are unpacked once per group of kQ6Rows rows and reused
-// for all activation rows. Included only by the per-instruction-set kernel
+// row i. From kQ6UnpackMinBatch activation rows on, weight rows are unpacked
+// once per group of kQ6Rows rows and reused for all of them; fewer read the
+// blocks directly. Included only by the per-instruction-set kernel
 // files; internal linkage.
 #pragma once
 
