@@ -203,7 +203,7 @@ size_t Attributor::StreamablePrefix(std::string_view partial) const {
   if (in_code_block_ || partial.starts_with("```") || partial.size() < kMinStreamedBytes) return 0;
   // A sentence after a fact that opens by pointing ("This is stated in ...")
   // may turn out to say only where the answer is, and be dropped.
-  if (MayPointAtSources(partial) && factual_sentences() > 0) return 0;
+  if (factual_sentences() > 0 && MayPointAtSources(partial)) return 0;
   // From the first '[' on, markers may be rewritten or moved.
   // Then up to the last blank before that (and within max_sentence_bytes,
   // where a sentence without an end is cut at a blank) that follows a word
