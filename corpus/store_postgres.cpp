@@ -18,8 +18,9 @@
 // Every write is one transaction that first takes a transaction-level
 // advisory lock shared by all writers of the database: writes of all
 // replicas take turns, so the sha256 check and the insert cannot race and
-// corpus_changes numbers entries in commit order. A write NOTIFYs
-// corpus_changes (delivered at commit) for the replicas' WaitForChange.
+// corpus_changes numbers entries in commit order. A write NOTIFYs its
+// schema's channel (kChannelSql; delivered at commit) for the replicas'
+// WaitForChange.
 //
 // Connections: one writer (serialized by a mutex) and a pool of readers, as
 // on SQLite; a connection found broken is reset before its next use.
@@ -49,7 +50,16 @@ static_assert(std::endian::native == std::endian::little, "embeddings are stored
 
 constexpr int64_t kMigrationLockKey = 0x72616764'636f7270;  // "ragdcorp"
 constexpr int64_t kWriteLockKey = 0x72616764'63777274;      // "ragdcwrt"
-constexpr const char* kChannel = "corpus_changes";
+// The NOTIFY channel of the corpus in the connection's schema. Channels are
+// database-wide: named by the schema (its oid keeps the name within the 63
+// bytes a channel may have), deployments in other schemas of the same
+// database do not wake this one's replicas.
+constexpr const char* kChannelSql =
+    "'corpus_changes_' || (SELECT oid::text FROM pg_namespace WHERE nspname = current_schema())";
+const std::string& NotifySql() {
+  static const std::string sql = std::string("SELECT pg_notify(") + kChannelSql + ", '')";
+  return sql;
+}
 constexpr int kEmbeddingBatch = 1000;        // rows fetched at a time by ForEachEmbedding
 constexpr size_t kMaxCachedTerms = 1 << 16;  // term counts kept by SearchLexical
 
@@ -442,7 +452,7 @@ class PostgresStore final : public Store {
         "INSERT INTO corpus_changes (chunk_id, op) SELECT id, $2 FROM corpus_chunks WHERE document_id = $1 "
         "ORDER BY ordinal",
         params));
-    return conn.Exec(std::string("SELECT pg_notify('") + kChannel + "', '')");
+    return conn.Exec(NotifySql());
   }
   static Status RequireDocument(Conn& conn, DocumentId id) {
     const Param params[] = {Param::Int(id)};
@@ -491,7 +501,7 @@ class PostgresStore final : public Store {
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<Conn>> idle_;  // guarded by pool_mu_
   mutable std::mutex listen_mu_;
-  mutable std::unique_ptr<Conn> listener_;  // guarded by listen_mu_; LISTENs on kChannel
+  mutable std::unique_ptr<Conn> listener_;  // guarded by listen_mu_; LISTENs on the channel of kChannelSql
 };
 
 Result<std::vector<ChunkId>> PostgresStore::InsertChunks(Conn& conn, DocumentId id,
@@ -781,7 +791,7 @@ Status PostgresStore::ReplaceEmbeddings(std::span<const std::pair<ChunkId, std::
     if (!updated.ok()) return updated.status();
     if (std::strtoll(PQcmdTuples(updated->get()), nullptr, 10) != 1) return NotFoundChunk(id);
   }
-  RAGD_RETURN_IF_ERROR(conn.Exec(std::string("SELECT pg_notify('") + kChannel + "', '')"));
+  RAGD_RETURN_IF_ERROR(conn.Exec(NotifySql()));
   return txn.Commit();
 }
 
@@ -969,7 +979,9 @@ Result<bool> PostgresStore::WaitForChange(int timeout_ms) const {
     listener_.reset();
     auto conn = Conn::Open(options_.postgres_url);
     if (!conn.ok()) return conn.status();
-    RAGD_RETURN_IF_ERROR((*conn)->Exec(std::string("LISTEN ") + kChannel));
+    auto channel = (*conn)->Query(std::string("SELECT ") + kChannelSql);
+    if (!channel.ok()) return channel.status();
+    RAGD_RETURN_IF_ERROR((*conn)->Exec("LISTEN " + std::string(Value(*channel, 0, 0))));
     listener_ = std::move(*conn);
     return true;  // changes may have come before LISTEN: the caller reads them
   }

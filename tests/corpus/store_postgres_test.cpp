@@ -153,6 +153,19 @@ TEST_F(PostgresStore, WaitForChangeWakesOnAnotherReplicasWrite) {
   EXPECT_EQ(store_->ChangesSince(0, 10).value().size(), 1u);
 }
 
+TEST_F(PostgresStore, WriteInAnotherSchemaDoesNotWakeThisOne) {
+  // Another deployment in the same database (its own schema).
+  auto elsewhere = Store::Open({.postgres_url = ragd::testing::FreshPostgresSchema()});
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.status().ToString();
+  EXPECT_TRUE(store_->WaitForChange(0).value());  // starts listening
+  ASSERT_TRUE((*elsewhere)->AddDocument(Doc("theirs", {{"", "news of another schema"}})).ok());
+  // Notices are delivered at commit, before AddDocument returns; a second
+  // is more than enough for one that would come.
+  EXPECT_FALSE(store_->WaitForChange(1000).value());
+  ASSERT_TRUE(Open()->AddDocument(Doc("ours", {{"", "news of this schema"}})).ok());
+  EXPECT_TRUE(store_->WaitForChange(30000).value());
+}
+
 TEST_F(PostgresStore, SearchStemsEachLanguageByItsOwnRules) {
   auto added = store_->AddDocument(
       Doc("Languages",
