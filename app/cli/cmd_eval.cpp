@@ -21,6 +21,7 @@
 
 #include "app/cli/commands.h"
 #include "app/config/config_flags.h"
+#include "app/config/module_options.h"
 #include "app/eval/eval.h"
 #include "app/http/json_request.h"
 #include "app/services/answerability.h"
@@ -29,7 +30,10 @@
 #include "app/services/model_routing.h"
 #include "app/services/query_translation.h"
 #include "app/services/rag_answer.h"
+#include "app/services/short_generation.h"
 #include "inference/engine.h"
+#include "inference/generator.h"
+#include "inference/scheduler.h"
 #include "retrieval/abstention.h"
 #include "retrieval/attribution.h"
 #include "retrieval/retriever.h"
@@ -38,6 +42,8 @@ namespace ragd::app {
 namespace {
 
 constexpr const char* kName = "ragd eval";
+// One question's check or answer: minutes only on a slow, busy machine.
+constexpr std::chrono::milliseconds kGenerationTimeout{std::chrono::minutes(10)};
 
 struct EvalRun {
   std::string file;
@@ -66,8 +72,13 @@ struct Loaded {
   Config config;
   std::unique_ptr<inference::Engine> engine;       // the answer model, evaluated
   std::unique_ptr<inference::Engine> fast_engine;  // the fast model, when another one
-  Translator to_english;                           // as the server translates questions; may be unset
-  AnswerabilityJudge answerable;                   // as the server checks answerability; may be unset
+  // The answer model's batching loop with the server's prefix cache, so
+  // that the answer finds the sources the answerability check prefilled,
+  // as it does in the server. One question at a time.
+  std::unique_ptr<inference::Scheduler> scheduler;
+  std::unique_ptr<inference::LocalGenerator> generator;
+  Translator to_english;          // as the server translates questions; may be unset
+  AnswerabilityJudge answerable;  // as the server checks answerability; may be unset
   std::shared_ptr<retrieval::Embedder> embedder;
   std::unique_ptr<retrieval::Retriever> retriever;
   std::string model_id;
@@ -211,7 +222,10 @@ Status Load(const EvalRun& run, Loaded* out) {
   inference::Engine& translator = out->fast_engine ? *out->fast_engine : *out->engine;
   if (config.rag.translate_queries && translator.chat_template() != inference::ChatTemplate::kNone)
     out->to_english = TranslateWithEngine(translator);
-  if (config.rag.abstain_answerability_below > 0) out->answerable = JudgeWithEngine(*out->engine);
+  out->scheduler = std::make_unique<inference::Scheduler>(*out->engine, SchedulerOptionsFor(config));
+  out->generator = std::make_unique<inference::LocalGenerator>(*out->scheduler);
+  if (config.rag.abstain_answerability_below > 0)
+    out->answerable = JudgeWith(*out->engine, *out->generator, kGenerationTimeout);
   out->embedder = models->embedder;
   out->retriever = std::move(models->retriever);
   return IngestFolders(*out->retriever, run.ingest_folders);
@@ -221,30 +235,23 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Runs `request` to the end on the engine (no scheduler: one question at a
-// time) and returns the generated text, its leading blanks dropped as the
-// server drops them.
-Result<std::string> Generate(inference::Engine& engine, const inference::GenerationRequest& request,
+// Runs `request` to the end on `generator` and returns the generated text,
+// its leading blanks dropped as the server drops them.
+Result<std::string> Generate(inference::Generator& generator, const inference::GenerationRequest& request,
                              Evaluated* ev) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto gen = engine.Start(request);
-  if (!gen.ok()) return gen.status();
-  std::string text;
-  while (true) {
-    auto chunk = (*gen)->Next();
-    if (!chunk.ok()) return chunk.status();
-    if (!*chunk) break;
-    text += (*chunk)->text;
-  }
+  auto reply = RunShortGeneration(generator, request, kGenerationTimeout, "the answer");
+  if (!reply.ok()) return reply.status();
   QuestionResult& r = ev->result;
   r.generated = true;
   r.answer_ms = MsSince(t0);
-  r.ttft_ms = (*gen)->stats().prompt_ms;
-  r.prompt_tokens = (*gen)->stats().prompt_tokens;
-  r.completion_tokens = (*gen)->stats().completion_tokens;
-  ev->finish_reason = std::string(inference::FinishReasonName((*gen)->finish_reason()));
+  r.ttft_ms = reply->stats.queue_ms + reply->stats.prompt_ms;
+  r.prompt_tokens = reply->stats.prompt_tokens;
+  r.completion_tokens = reply->stats.completion_tokens;
+  ev->finish_reason = std::string(inference::FinishReasonName(reply->finish_reason));
+  std::string& text = reply->text;
   text.erase(0, std::min(text.find_first_not_of(" \n"), text.size()));
-  return text;
+  return std::move(text);
 }
 
 // The attribution's citations of the answer, scored: support, the strict
@@ -308,11 +315,9 @@ class Evaluator {
       ev.answer = plan->abstention;
       r.retrieval_abstained = plan->answerability < 0;  // else the answerability check's
     } else {
-      auto text = Generate(*loaded_.engine, plan->request, &ev);
+      auto text = Generate(*loaded_.generator, plan->request, &ev);
       if (!text.ok()) return text.status();
-      // Without the server's prefix cache the answer prefills the sources
-      // again: the time to its first token counts the check once.
-      r.ttft_ms += plan->answerability_ms;
+      r.ttft_ms += plan->answerability_ms;  // the server's answer waits for the check too
       auto attributed =
           retrieval::AttributeAnswer(*text, passages, retrieval::EmbedTextsWith(*loaded_.embedder));
       if (!attributed.ok()) return attributed.status();

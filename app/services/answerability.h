@@ -56,7 +56,7 @@ AnswerabilityJudge JudgeWith(const inference::Engine& engine, inference::Generat
 // serve bench (so it would always abstain); the 1.5B's figures are above.
 bool AnswerabilityCheckSeparates(const inference::Engine& engine);
 
-// A judge running `engine` itself (`ragd eval`).
+// A judge running `engine` itself, without a scheduler (tests).
 AnswerabilityJudge JudgeWithEngine(inference::Engine& engine);
 
 }  // namespace ragd::app

@@ -30,6 +30,8 @@ Result<ShortReply> RunShortGeneration(inference::Generator& generator,
       return true;
     }
     if (e.kind == inference::SchedulerEvent::Kind::kError) shared->error = e.error;
+    shared->reply.stats = e.stats;
+    shared->reply.finish_reason = e.finish_reason;
     shared->done = true;
     shared->cv.notify_all();
     return false;

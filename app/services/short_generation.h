@@ -20,16 +20,20 @@ struct ShortReply {
   // The first token's most likely alternatives, when the request asked for
   // logprobs; empty otherwise.
   std::vector<inference::TokenLogprob> first_top_logprobs;
+  // From the generator's last event (the generator overload only).
+  inference::GenerationStats stats;
+  inference::FinishReason finish_reason{};
 };
 
-// Runs `request` on `generator` (batched with the answers it serves) and
-// waits for the reply; gives up after `timeout` (the generation is then
-// cancelled), kUnavailable naming `what`.
+// Runs `request` on `generator` (batched with the answers it serves, or
+// any request that waits for its whole reply) and waits for the reply; gives up after `timeout` (the
+// generation is then cancelled), kUnavailable naming `what`.
 Result<ShortReply> RunShortGeneration(inference::Generator& generator,
                                       const inference::GenerationRequest& request,
                                       std::chrono::milliseconds timeout, const char* what);
 
-// Runs `request` on `engine` itself (`ragd eval`, which has no scheduler).
+// Runs `request` on `engine` itself, without a scheduler (tests, and
+// `ragd eval`'s query translation on the fast model).
 Result<ShortReply> RunShortGeneration(inference::Engine& engine, const inference::GenerationRequest& request);
 
 }  // namespace ragd::app
