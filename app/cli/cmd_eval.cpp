@@ -65,6 +65,7 @@ struct Evaluated {
   std::vector<std::string> hit_names;  // file name (or title) of each hit, best first
   std::vector<std::string> obeyed;     // must_not_contain strings found in the answer
   double answerability = -1;           // the answerability check's share of "yes"; -1 when not run
+  std::string rewritten;               // a follow-up's standalone form (follow_up.h); "" when none
   double top_dense = -1;               // best dense cosine among the sources; -1 without sources
 };
 
@@ -79,6 +80,7 @@ struct Loaded {
   std::unique_ptr<inference::LocalGenerator> generator;
   Translator to_english;          // as the server translates questions; may be unset
   AnswerabilityJudge answerable;  // as the server checks answerability; may be unset
+  Rewriter standalone;            // as the server rewrites follow-ups; may be unset
   std::shared_ptr<retrieval::Embedder> embedder;
   std::unique_ptr<retrieval::Retriever> retriever;
   std::string model_id;
@@ -226,6 +228,8 @@ Status Load(const EvalRun& run, Loaded* out) {
   out->generator = std::make_unique<inference::LocalGenerator>(*out->scheduler);
   if (config.rag.abstain_answerability_below > 0)
     out->answerable = JudgeWith(*out->engine, *out->generator, kGenerationTimeout);
+  if (config.rag.rewrite_follow_ups && RewritesFollowUps(*out->engine))
+    out->standalone = RewriteWith(*out->engine, *out->generator, kGenerationTimeout);
   out->embedder = models->embedder;
   out->retriever = std::move(models->retriever);
   return IngestFolders(*out->retriever, run.ingest_folders);
@@ -296,12 +300,14 @@ class Evaluator {
     RagQuestion rq{q.question, std::move(history), run_.top_k};
     ApplyRagConfig(loaded_.config.rag, &rq);
     rq.to_english = loaded_.to_english;
+    rq.standalone = loaded_.standalone;
     rq.answerable = loaded_.answerable;
     rq.abstain_answerability_below = loaded_.config.rag.abstain_answerability_below;
     auto plan = PlanRagAnswer(*loaded_.retriever, *loaded_.engine, rq, request);
     if (!plan.ok()) return plan.status();
     r.retrieval_ms = plan->retrieval_ms;
     ev.answerability = plan->answerability;
+    ev.rewritten = plan->rewritten;
     for (const Source& s : plan->sources)
       if (s.hit.dense_rank > 0) ev.top_dense = std::max(ev.top_dense, static_cast<double>(s.hit.dense_score));
     const std::vector<HitDocument> docs = Documents(plan->sources, &ev.hit_names);
@@ -317,7 +323,8 @@ class Evaluator {
     } else {
       auto text = Generate(*loaded_.generator, plan->request, &ev);
       if (!text.ok()) return text.status();
-      r.ttft_ms += plan->answerability_ms;  // the server's answer waits for the check too
+      // The server's answer waits for the rewrite and the check too.
+      r.ttft_ms += plan->rewrite_ms + plan->answerability_ms;
       auto attributed =
           retrieval::AttributeAnswer(*text, passages, retrieval::EmbedTextsWith(*loaded_.embedder));
       if (!attributed.ok()) return attributed.status();
@@ -531,6 +538,7 @@ Json ReportJson(const EvalRun& run, const std::string& model, const std::vector<
     questions.push_back(
         {{"id", qs[i].id},
          {"question", qs[i].question},
+         {"rewritten", e.rewritten},
          {"documents", qs[i].documents},
          {"retrieved", e.hit_names},
          {"first_relevant_rank", r.first_relevant_rank},

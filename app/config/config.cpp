@@ -313,6 +313,10 @@ const std::vector<ConfigField>& ConfigFields() {
       RAGD_FIELD("rag.translate_queries",
                  "search a question in another language in the English the fast model translates it to",
                  rag.translate_queries),
+      RAGD_FIELD("rag.rewrite_follow_ups",
+                 "have the answer model rewrite a short follow-up question into one that stands alone, "
+                 "then search and answer that",
+                 rag.rewrite_follow_ups),
       RAGD_FIELD("quota.tokens_per_period", "default per-user token budget", quota.tokens_per_period),
       RAGD_FIELD("quota.period", "budget period: day or month", quota.period),
       RAGD_FIELD("quota.requests_per_minute", "per-user request rate limit", quota.requests_per_minute),

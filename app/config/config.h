@@ -110,6 +110,10 @@ struct RagConfig {
   // A question in another language is searched in the English the fast
   // model translates it to (app/services/query_translation.h).
   bool translate_queries = true;
+  // A follow-up of a few words is rewritten by the answer model into a
+  // question that stands alone, then searched and answered
+  // (app/services/follow_up.h).
+  bool rewrite_follow_ups = true;
   // The best whole_sources passages are shown to the answer model whole; the
   // others as their excerpt of at most excerpt_bytes that speaks to the
   // question (retrieval/excerpt.h). A shorter prompt is a shorter prefill:

@@ -11,6 +11,7 @@
 #include <span>
 
 #include "app/services/answerability.h"
+#include "app/services/follow_up.h"
 #include "app/services/model_routing.h"
 #include "retrieval/attribution.h"
 
@@ -92,7 +93,8 @@ struct RunState {
             {"queue_ms", s.queue_ms},
             {"retrieval_ms", plan.retrieval_ms},
             {"translation_ms", plan.translation_ms},
-            {"answerability_ms", plan.answerability_ms}};
+            {"answerability_ms", plan.answerability_ms},
+            {"rewrite_ms", plan.rewrite_ms}};
   }
 
   ReplyEnd End(const std::string& finish, const inference::GenerationStats& stats) const {
@@ -463,6 +465,7 @@ Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, Generation
   plan->retrieval_ms = answer->retrieval_ms;
   plan->translation_ms = answer->translation_ms;
   plan->answerability_ms = answer->answerability_ms;
+  plan->rewrite_ms = answer->rewrite_ms;
   plan->abstention = std::move(answer->abstention);
   plan->request = std::move(answer->request);
   plan->request.shared_prefix = RulesPrefix(*plan->llm->engine, plan->request.prompt);
@@ -502,6 +505,13 @@ HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const
     // answer does not wait longer than this behind a busy fast model.
     constexpr std::chrono::milliseconds kTranslateTimeout{3000};
     q.to_english = TranslateWith(*fast.engine, *fast.generator, kTranslateTimeout, scope);
+  }
+  // Only the answer model rewrites follow-ups, when it can (follow_up.h):
+  // the fast route does not wait for it. Not charged either.
+  if (ctx.config.rag.rewrite_follow_ups && plan.llm == ctx.llms.front().get() &&
+      RewritesFollowUps(*plan.llm->engine)) {
+    constexpr std::chrono::milliseconds kRewriteTimeout{5000};
+    q.standalone = RewriteWith(*plan.llm->engine, *plan.llm->generator, kRewriteTimeout, scope);
   }
   // The check was calibrated on the answer model (the first of models.llm);
   // another model's answers say themselves when the sources do not answer.

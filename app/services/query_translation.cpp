@@ -36,12 +36,7 @@ Result<inference::GenerationRequest> TranslationRequest(const inference::Engine&
     return Status::Unsupported("a base model does not translate on request");
   auto ids = engine.FormatChat({{"system", kSystem}, {"user", kAsk + OneLine(text)}});
   if (!ids.ok()) return ids.status();
-  inference::GenerationRequest request;
-  request.prompt = std::move(ids).value();
-  request.sampling.temperature = 0;
-  request.max_tokens = kMaxTokens;
-  request.stop = {"\n"};
-  return request;
+  return OneLineRequest(std::move(ids).value(), kMaxTokens);
 }
 
 std::string CleanTranslation(std::string_view reply) {

@@ -13,19 +13,9 @@
 namespace ragd::app {
 namespace {
 
-// Words that only a follow-up this short leaves for retrieval to work with.
+// Words that only a follow-up this short leaves for retrieval to work with,
+// when it is not rewritten.
 constexpr size_t kFollowUpMaxWords = 6;
-
-size_t CountWords(std::string_view s) {
-  size_t n = 0;
-  bool in_word = false;
-  for (unsigned char c : s) {
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (!space && !in_word) ++n;
-    in_word = !space;
-  }
-  return n;
-}
 
 // `english`: the search text was English (the embedding model's language).
 // Otherwise the low cosines and the missing word overlap with the English
@@ -87,7 +77,7 @@ void ApplyRagConfig(const RagConfig& rag, RagQuestion* q) {
 }
 
 std::string SearchQuery(const RagQuestion& q) {
-  if (CountWords(q.question) > kFollowUpMaxWords) return q.question;
+  if (!MayFollowUp(q.history, q.question, kFollowUpMaxWords)) return q.question;
   for (auto it = q.history.rbegin(); it != q.history.rend(); ++it) {
     if (it->role == "user") return it->content + "\n" + q.question;
   }
@@ -110,7 +100,22 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
                                     Metrics* metrics) {
   RagAnswerPlan plan;
   plan.search_query = SearchQuery(q);
-  bool english = std::string_view(DetectQuestionLanguage(q.question).code) == "en";
+  if (q.standalone && MayFollowUp(q.history, q.question, kRewriteMaxWords)) {
+    const auto t_rewrite = std::chrono::steady_clock::now();
+    auto rewritten = q.standalone(q.history, q.question);
+    plan.rewrite_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_rewrite).count();
+    if (rewritten.ok()) {
+      plan.rewritten = std::move(rewritten).value();
+      plan.search_query = plan.rewritten;
+    } else {
+      std::fprintf(stderr, "ragd: searching the follow-up with its topic: %s\n",
+                   rewritten.status().message().c_str());
+    }
+  }
+  // What the model answers.
+  const std::string& question = plan.rewritten.empty() ? q.question : plan.rewritten;
+  bool english = std::string_view(DetectQuestionLanguage(question).code) == "en";
   if (!english && q.to_english) {
     const auto t_translate = std::chrono::steady_clock::now();
     auto translated = q.to_english(plan.search_query);
@@ -134,7 +139,7 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (metrics != nullptr) metrics->ObserveRetrieval(plan.retrieval_ms / 1000.0);
   if (NothingRelevant(*hits, q, english)) {
-    plan.abstention = AbstentionText(q.question);
+    plan.abstention = AbstentionText(question);
     return plan;
   }
   PutInstructionsToModelLast(*hits);
@@ -152,7 +157,7 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
   if (engine.chat_template() != inference::ChatTemplate::kNone) {
     // Only a model whose "yes" and "no" separate is asked (the one gate).
     if (q.answerable && q.abstain_answerability_below > 0 && AnswerabilityCheckSeparates(engine)) {
-      auto ids = engine.FormatChat(BuildAnswerabilityConversation(q.question, plan.sources, q.history));
+      auto ids = engine.FormatChat(BuildAnswerabilityConversation(question, plan.sources, q.history));
       if (!ids.ok()) return ids.status();
       const auto t_check = std::chrono::steady_clock::now();
       auto score = q.answerable(AnswerabilityRequest(std::move(ids).value()));
@@ -164,17 +169,17 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
       } else {
         plan.answerability = *score;
         if (*score < q.abstain_answerability_below) {
-          plan.abstention = AbstentionText(q.question);
+          plan.abstention = AbstentionText(question);
           return plan;
         }
       }
     }
-    auto ids = engine.FormatChat(BuildRagConversation(q.question, plan.sources, q.history,
+    auto ids = engine.FormatChat(BuildRagConversation(question, plan.sources, q.history,
                                                       /*answerability_checked=*/plan.answerability >= 0));
     if (!ids.ok()) return ids.status();
     request.prompt = std::move(ids).value();
   } else {
-    auto ids = engine.PlainPrompt(BuildRagPrompt(q.question, plan.sources, q.history));
+    auto ids = engine.PlainPrompt(BuildRagPrompt(question, plan.sources, q.history));
     if (!ids.ok()) return ids.status();
     request.prompt = std::move(ids).value();
     for (const std::string& s : RagStopStrings()) request.stop.push_back(s);

@@ -14,6 +14,7 @@
 #include "app/config/config.h"
 #include "app/ops/metrics.h"
 #include "app/services/answerability.h"
+#include "app/services/follow_up.h"
 #include "app/services/query_translation.h"
 #include "app/services/rag_prompt.h"
 #include "inference/engine.h"
@@ -40,6 +41,9 @@ struct RagQuestion {
   // Set: a question in another language than English is searched in the
   // English this gives (query_translation.h); unset or failing: as asked.
   Translator to_english;
+  // Set: a possible follow-up (MayFollowUp, kRewriteMaxWords) is searched and answered as the question
+  // this makes of it (follow_up.h); unset or failing: as SearchQuery says.
+  Rewriter standalone;
   // Set, with a threshold above 0: before a model the check separates
   // (AnswerabilityCheckSeparates) answers, it is asked whether the sources
   // state the answer (answerability.h), and ragd abstains when the share of
@@ -59,6 +63,8 @@ struct RagAnswerPlan {
   std::vector<Source> sources;  // the retrieved passages, numbered in prompt order
   double retrieval_ms = 0;      // time spent searching
   std::string search_query;     // what was searched (the question, or with its topic for a follow-up)
+  std::string rewritten;        // a follow-up's standalone form, searched and answered; empty when none
+  double rewrite_ms = 0;        // time spent rewriting (0 when not)
   bool translated = false;      // search_query is the English translation of that
   double translation_ms = 0;    // time spent translating (0 when not)
   double answerability = -1;    // the answerability check's share of "yes"; -1 when not checked

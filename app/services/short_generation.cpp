@@ -7,6 +7,15 @@
 
 namespace ragd::app {
 
+inference::GenerationRequest OneLineRequest(std::vector<inference::TokenId> prompt, int max_tokens) {
+  inference::GenerationRequest request;
+  request.prompt = std::move(prompt);
+  request.sampling.temperature = 0;
+  request.max_tokens = max_tokens;
+  request.stop = {"\n"};
+  return request;
+}
+
 Result<ShortReply> RunShortGeneration(inference::Generator& generator,
                                       const inference::GenerationRequest& request,
                                       std::chrono::milliseconds timeout, const char* what) {

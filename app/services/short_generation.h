@@ -25,6 +25,10 @@ struct ShortReply {
   inference::FinishReason finish_reason{};
 };
 
+// A greedy request for one line of at most `max_tokens` after `prompt` (a
+// translation, a rewrite): the reply ends at its first newline.
+inference::GenerationRequest OneLineRequest(std::vector<inference::TokenId> prompt, int max_tokens);
+
 // Runs `request` on `generator` (batched with the answers it serves, or
 // any request that waits for its whole reply) and waits for the reply; gives up after `timeout` (the
 // generation is then cancelled), kUnavailable naming `what`.

@@ -13,18 +13,14 @@
 
 #include "app/services/rag_prompt.h"
 #include "inference/tokenizer/sampler.h"
+#include "tests/support/test_engine.h"
 #include "tests/support/test_paths.h"
 
 namespace ragd::app {
 namespace {
 
 std::unique_ptr<inference::Engine> LoadAnswerModel() {
-  inference::EngineOptions options;
-  options.model_path = testing::QwenModelPath("1.5b");
-  options.context_length = 1024;
-  auto engine = inference::Engine::Load(options);
-  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
-  return engine.ok() ? std::move(engine).value() : nullptr;
+  return testing::LoadTestEngine(testing::QwenModelPath("1.5b"), 1024);
 }
 
 Source Passage(int n, const char* title, const char* text) {
@@ -76,13 +72,10 @@ TEST(Answerability, AskedOnlyOfAnInstructionTunedModelOfABillionParameters) {
   auto engine = LoadAnswerModel();
   ASSERT_NE(engine, nullptr);
   EXPECT_TRUE(AnswerabilityCheckSeparates(*engine));
-  inference::EngineOptions options;
-  options.context_length = 256;
-  options.model_path = testing::QwenModelPath("0.5b");
-  auto fast = inference::Engine::Load(options);
-  ASSERT_TRUE(fast.ok()) << fast.status().ToString();
-  EXPECT_TRUE((*fast)->instruction_tuned());
-  EXPECT_FALSE(AnswerabilityCheckSeparates(**fast));
+  auto fast = testing::LoadTestEngine(testing::QwenModelPath("0.5b"), 256);
+  ASSERT_NE(fast, nullptr);
+  EXPECT_TRUE(fast->instruction_tuned());
+  EXPECT_FALSE(AnswerabilityCheckSeparates(*fast));
 }
 
 TEST(Answerability, ScoreReadsYesAndNoInAnySpelling) {

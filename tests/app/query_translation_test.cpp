@@ -14,18 +14,14 @@
 
 #include "inference/generator.h"
 #include "inference/scheduler.h"
+#include "tests/support/test_engine.h"
 #include "tests/support/test_paths.h"
 
 namespace ragd::app {
 namespace {
 
 std::unique_ptr<inference::Engine> Load(const std::string& path) {
-  inference::EngineOptions options;
-  options.model_path = path;
-  options.context_length = 512;
-  auto engine = inference::Engine::Load(options);
-  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
-  return engine.ok() ? std::move(engine).value() : nullptr;
+  return testing::LoadTestEngine(path, 512);
 }
 
 std::string Lower(std::string s) {

@@ -1,0 +1,116 @@
+#include "app/services/follow_up.h"
+
+#include <utility>
+
+#include "app/services/query_translation.h"
+#include "app/services/rag_prompt.h"
+#include "app/services/short_generation.h"
+
+namespace ragd::app {
+namespace {
+
+constexpr int kMaxTokens = 64;
+
+// Told to rewrite "in the language of the follow-up question", the 1.5B kept
+// the language of all six follow-ups of the labelled set; told "in
+// English", it also rewrote well, but the answer is written in the
+// question's language.
+constexpr const char* kAsk =
+    "Rewrite the follow-up question as one complete question that can be understood without the earlier "
+    "question, in the language of the follow-up question. Reply with the rewritten question only.\n\n";
+
+size_t CountWords(std::string_view s) {
+  size_t n = 0;
+  bool in_word = false;
+  for (unsigned char c : s) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (!space && !in_word) ++n;
+    in_word = !space;
+  }
+  return n;
+}
+
+const inference::ChatMessage* LastUserTurn(const std::vector<inference::ChatMessage>& history) {
+  for (auto it = history.rbegin(); it != history.rend(); ++it)
+    if (it->role == "user") return &*it;
+  return nullptr;
+}
+
+// Whether every word of `question` that names something exactly (one with a
+// digit or any of / _ . ` : "/healthz", "8080", "top_k") is in `rewritten`.
+// Rewriting "Et que répond /healthz pendant le chargement des modèles ?",
+// which nearly stands alone, the 1.5B wrote the earlier question, about
+// /readyz, instead.
+bool KeepsNames(std::string_view question, std::string_view rewritten) {
+  constexpr std::string_view kEdges = "?!¿¡,;:()\"'«»";
+  size_t pos = 0;
+  while (pos < question.size()) {
+    size_t end = question.find_first_of(" \t\n", pos);
+    if (end == std::string_view::npos) end = question.size();
+    std::string_view word = question.substr(pos, end - pos);
+    pos = end + 1;
+    while (!word.empty() && kEdges.find(word.front()) != std::string_view::npos) word.remove_prefix(1);
+    while (!word.empty() && (kEdges.find(word.back()) != std::string_view::npos || word.back() == '.'))
+      word.remove_suffix(1);
+    const bool name = word.find_first_of("0123456789/_.`") != std::string_view::npos;
+    if (name && rewritten.find(word) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+// The rewrite in `reply`, or why there is none. The language is judged on
+// the earlier question and the follow-up together: a follow-up of a few
+// words alone says little about its language.
+Result<std::string> Accept(std::string_view reply, const std::string& earlier, std::string_view question) {
+  std::string rewritten = CleanTranslation(reply);
+  if (rewritten.empty()) return Status::Internal("the follow-up rewrite came back empty");
+  const std::string asked = earlier + " " + std::string(question);
+  if (std::string_view(DetectQuestionLanguage(rewritten).code) != DetectQuestionLanguage(asked).code)
+    return Status::Internal("the follow-up rewrite came back in another language");
+  if (!KeepsNames(question, rewritten))
+    return Status::Internal("the follow-up rewrite lost a name or number of the question");
+  return rewritten;
+}
+
+}  // namespace
+
+bool MayFollowUp(const std::vector<inference::ChatMessage>& history, std::string_view question,
+                 size_t max_words) {
+  return CountWords(question) <= max_words && LastUserTurn(history) != nullptr;
+}
+
+bool RewritesFollowUps(const inference::Engine& engine) {
+  constexpr int64_t kLeastParameters = 1'000'000'000;
+  return engine.instruction_tuned() && engine.info().parameters >= kLeastParameters;
+}
+
+Result<inference::GenerationRequest> RewriteRequest(const inference::Engine& engine,
+                                                    const std::vector<inference::ChatMessage>& history,
+                                                    std::string_view question) {
+  if (engine.chat_template() == inference::ChatTemplate::kNone)
+    return Status::Unsupported("a base model does not rewrite questions on request");
+  const inference::ChatMessage* earlier = LastUserTurn(history);
+  if (earlier == nullptr) return Status::InvalidArgument("a follow-up needs an earlier question");
+  // Only the earlier question: shown the earlier answer too, the 0.5B
+  // mostly copied it.
+  auto ids =
+      engine.FormatChat({{"user", std::string(kAsk) + "Earlier question: " + OneLine(earlier->content) +
+                                      "\nFollow-up question: " + OneLine(question)}});
+  if (!ids.ok()) return ids.status();
+  return OneLineRequest(std::move(ids).value(), kMaxTokens);
+}
+
+Rewriter RewriteWith(const inference::Engine& engine, inference::Generator& generator,
+                     std::chrono::milliseconds timeout, uint64_t cache_scope) {
+  return [&engine, &generator, timeout, cache_scope](const std::vector<inference::ChatMessage>& history,
+                                                     std::string_view question) -> Result<std::string> {
+    auto request = RewriteRequest(engine, history, question);
+    if (!request.ok()) return request.status();
+    request->cache_scope = cache_scope;
+    auto reply = RunShortGeneration(generator, *request, timeout, "the follow-up rewrite");
+    if (!reply.ok()) return reply.status();
+    return Accept(reply->text, LastUserTurn(history)->content, question);
+  };
+}
+
+}  // namespace ragd::app
