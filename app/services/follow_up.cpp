@@ -36,22 +36,39 @@ const inference::ChatMessage* LastUserTurn(const std::vector<inference::ChatMess
   return nullptr;
 }
 
+// Punctuation around a word, as whole UTF-8 sequences (a byte of "¿" can
+// end another letter).
+constexpr std::string_view kEdges[] = {"?", "!", "¿", "¡", ",", ";", ":", "(", ")", "\"", "'", "«", "»", "."};
+
+std::string_view Trimmed(std::string_view word) {
+  for (bool trimmed = true; trimmed;) {
+    trimmed = false;
+    for (std::string_view e : kEdges) {
+      if (word.starts_with(e)) {
+        word.remove_prefix(e.size());
+        trimmed = true;
+      }
+      if (word.ends_with(e)) {
+        word.remove_suffix(e.size());
+        trimmed = true;
+      }
+    }
+  }
+  return word;
+}
+
 // Whether every word of `question` that names something exactly (one with a
 // digit or any of / _ . ` : "/healthz", "8080", "top_k") is in `rewritten`.
 // Rewriting "Et que répond /healthz pendant le chargement des modèles ?",
 // which nearly stands alone, the 1.5B wrote the earlier question, about
 // /readyz, instead.
 bool KeepsNames(std::string_view question, std::string_view rewritten) {
-  constexpr std::string_view kEdges = "?!¿¡,;:()\"'«»";
   size_t pos = 0;
   while (pos < question.size()) {
     size_t end = question.find_first_of(" \t\n", pos);
     if (end == std::string_view::npos) end = question.size();
-    std::string_view word = question.substr(pos, end - pos);
+    const std::string_view word = Trimmed(question.substr(pos, end - pos));
     pos = end + 1;
-    while (!word.empty() && kEdges.find(word.front()) != std::string_view::npos) word.remove_prefix(1);
-    while (!word.empty() && (kEdges.find(word.back()) != std::string_view::npos || word.back() == '.'))
-      word.remove_suffix(1);
     const bool name = word.find_first_of("0123456789/_.`") != std::string_view::npos;
     if (name && rewritten.find(word) == std::string_view::npos) return false;
   }

@@ -97,6 +97,11 @@ TEST_F(FollowUpReplies, RefusesAnEmptyReplyAnotherLanguageOrALostName) {
   EXPECT_FALSE(
       Rewrite("Quelle route indique si le serveur est prêt pendant le chargement ?", fr, question).ok());
   EXPECT_TRUE(Rewrite("Que répond /healthz pendant le chargement des modèles ?", fr, question).ok());
+
+  // Names are read without the punctuation around them.
+  const History es = After("¿Qué clave cambia el puerto de ragd?", "`server.port` [1].");
+  EXPECT_TRUE(Rewrite("¿Cuál es el valor por defecto de server.host en ragd?", es, "¿Y «server.host»?").ok());
+  EXPECT_FALSE(Rewrite("¿Cuál es el valor por defecto del puerto de ragd?", es, "¿Y «server.host»?").ok());
 }
 
 TEST_F(FollowUpReplies, NeedsAnEarlierQuestion) {
