@@ -14,10 +14,15 @@ constexpr int kMaxTokens = 64;
 // Told to rewrite "in the language of the follow-up question", the 1.5B kept
 // the language of all six follow-ups of the labelled set; told "in
 // English", it also rewrote well, but the answer is written in the
-// question's language.
+// question's language. Without the sentence on questions that already stand
+// alone, it merged a change of subject into the earlier question ("Como
+// faço backup da pasta de dados?" after a question on the rate limit); with
+// it, it still turned "How do I change the port of ragd?" after a question
+// on quotas into "What is the default port of ragd?".
 constexpr const char* kAsk =
     "Rewrite the follow-up question as one complete question that can be understood without the earlier "
-    "question, in the language of the follow-up question. Reply with the rewritten question only.\n\n";
+    "question, in the language of the follow-up question. If the follow-up question can already be "
+    "understood on its own, reply with it unchanged. Reply with the question only.\n\n";
 
 size_t CountWords(std::string_view s) {
   size_t n = 0;

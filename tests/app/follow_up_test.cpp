@@ -121,7 +121,8 @@ TEST(FollowUp, TheAnswerModelRewritesFollowUpsToStandAlone) {
     History history;
     const char* question;
     const char* language;
-    std::vector<const char*> words;  // what the rewrite must hold, from the earlier question
+    std::vector<const char*> words;      // what the rewrite must hold, from the earlier question
+    std::vector<const char*> not_words;  // what it must not take from the earlier question
   };
   const Case cases[] = {
       {After("Which setting sets the number of HTTP reactor threads?", "server.threads [1]."),
@@ -135,13 +136,21 @@ TEST(FollowUp, TheAnswerModelRewritesFollowUpsToStandAlone) {
       {After("Wie heißt das Cookie der Browser-Sitzung?", "ragd_session [1]."),
        "Und wie lange ist es gültig?",
        "de",
-       {"Cookie"}},
+       {"Sitzung"}},
+      // A change of subject stands alone.
+      {After("Qual é o limite padrão de requisições por minuto?", "60 [1]."),
+       "Como faço backup da pasta de dados?",
+       "pt",
+       {"backup", "pasta de dados"},
+       {"requisições"}},
   };
   for (const Case& c : cases) {
     auto got = rewrite(c.history, c.question);
     ASSERT_TRUE(got.ok()) << c.question << ": " << got.status().ToString();
     for (const char* word : c.words)
       EXPECT_NE(got->find(word), std::string::npos) << c.question << " -> " << *got;
+    for (const char* word : c.not_words)
+      EXPECT_EQ(got->find(word), std::string::npos) << c.question << " -> " << *got;
     EXPECT_STREQ(DetectQuestionLanguage(*got).code, c.language) << *got;
     EXPECT_EQ(got->back(), '?') << c.question << " -> " << *got << " (an answer, not a question)";
   }
