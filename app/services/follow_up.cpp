@@ -35,12 +35,6 @@ size_t CountWords(std::string_view s) {
   return n;
 }
 
-const inference::ChatMessage* LastUserTurn(const std::vector<inference::ChatMessage>& history) {
-  for (auto it = history.rbegin(); it != history.rend(); ++it)
-    if (it->role == "user") return &*it;
-  return nullptr;
-}
-
 // Punctuation around a word, as whole UTF-8 sequences (a byte of "¿" can
 // end another letter).
 constexpr std::string_view kEdges[] = {"?", "!", "¿", "¡", ",", ";", ":", "(", ")", "\"", "'", "«", "»", "."};
@@ -95,6 +89,12 @@ Result<std::string> Accept(std::string_view reply, const std::string& earlier, s
 }
 
 }  // namespace
+
+const inference::ChatMessage* LastUserTurn(const std::vector<inference::ChatMessage>& history) {
+  for (auto it = history.rbegin(); it != history.rend(); ++it)
+    if (it->role == "user") return &*it;
+  return nullptr;
+}
 
 bool MayFollowUp(const std::vector<inference::ChatMessage>& history, std::string_view question,
                  size_t max_words) {

@@ -35,6 +35,9 @@ namespace ragd::app {
 using Rewriter = std::function<Result<std::string>(const std::vector<inference::ChatMessage>& history,
                                                    std::string_view question)>;
 
+// The last user turn of `history`; null when there is none.
+const inference::ChatMessage* LastUserTurn(const std::vector<inference::ChatMessage>& history);
+
 // Whether `question`, asked after `history`, may be a follow-up: a question
 // of at most `max_words` words with an earlier user turn.
 bool MayFollowUp(const std::vector<inference::ChatMessage>& history, std::string_view question,

@@ -78,10 +78,7 @@ void ApplyRagConfig(const RagConfig& rag, RagQuestion* q) {
 
 std::string SearchQuery(const RagQuestion& q) {
   if (!MayFollowUp(q.history, q.question, kFollowUpMaxWords)) return q.question;
-  for (auto it = q.history.rbegin(); it != q.history.rend(); ++it) {
-    if (it->role == "user") return it->content + "\n" + q.question;
-  }
-  return q.question;
+  return LastUserTurn(q.history)->content + "\n" + q.question;
 }
 
 std::string AbstentionText(const std::string& question) {
