@@ -231,8 +231,9 @@ void Scheduler::RunStep(std::vector<std::unique_ptr<Job>>& active) {
       for (int64_t i = begin; i < end; ++i) ProposeFor(*decoding[i], &offers[i]);
     });
   }
-  const std::vector<int> take = PlanDrafts(offers, n_decode, step_cost_.RowCost(),
-                                           static_cast<int>(std::max<int64_t>(n_decode, budget)));
+  const double row_cost = options_.draft_row_cost > 0 ? options_.draft_row_cost : step_cost_.RowCost();
+  const std::vector<int> take =
+      PlanDrafts(offers, n_decode, row_cost, static_cast<int>(std::max<int64_t>(n_decode, budget)));
   for (int i = 0; i < n_decode; ++i) {
     Job* job = decoding[i];
     job->draft.resize(take[i]);

@@ -50,6 +50,10 @@ struct SchedulerOptions {
   PrefixCacheOptions prefix_cache;           // reuse of computed prompt prefixes (max_bytes 0 = off)
   bool speculative = true;                   // prompt-lookup draft tokens, verified in the same step
   PromptLookupOptions draft;                 // how drafts are proposed
+  // > 0: the draft plan's cost of one more row (relative to a step's fixed
+  // cost) is this, not the one measured from the steps' wall time, so the
+  // plan does not depend on how busy the machine is.
+  double draft_row_cost = 0;
 };
 
 struct SchedulerEvent {
