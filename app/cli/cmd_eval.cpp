@@ -61,6 +61,7 @@ struct EvalRun {
 struct Evaluated {
   QuestionResult result;
   std::string answer;                  // as the client receives it: after attribution, or ragd's abstention
+  std::string generated;               // the model's text before attribution; "" when nothing was generated
   std::string finish_reason;           // "" when nothing was generated
   std::vector<std::string> hit_names;  // file name (or title) of each hit, best first
   std::vector<std::string> obeyed;     // must_not_contain strings found in the answer
@@ -323,6 +324,7 @@ class Evaluator {
     } else {
       auto text = Generate(*loaded_.generator, plan->request, &ev);
       if (!text.ok()) return text.status();
+      ev.generated = *text;
       // The server's answer waits for the rewrite and the check too.
       r.ttft_ms += plan->rewrite_ms + plan->answerability_ms;
       auto attributed =
@@ -544,6 +546,7 @@ Json ReportJson(const EvalRun& run, const std::string& model, const std::vector<
          {"first_relevant_rank", r.first_relevant_rank},
          {"answered", r.answered},
          {"answer", e.answer},
+         {"generated", e.generated},
          {"finish_reason", e.finish_reason},
          {"citation_markers", r.markers},
          {"valid_citation_markers", r.valid_markers},
