@@ -466,6 +466,7 @@ Status AnswerFromCorpus(AppContext& ctx, const RagQuestion& question, Generation
   plan->translation_ms = answer->translation_ms;
   plan->answerability_ms = answer->answerability_ms;
   plan->rewrite_ms = answer->rewrite_ms;
+  plan->rewritten_question = std::move(answer->rewritten);
   plan->abstention = std::move(answer->abstention);
   plan->request = std::move(answer->request);
   plan->request.shared_prefix = RulesPrefix(*plan->llm->engine, plan->request.prompt);
@@ -573,6 +574,27 @@ HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const
   return HttpResponse();  // deferred
 }
 
+namespace {
+
+// The reply's fields that the plan decides, before anything is written.
+Reply NewReply(const GenerationPlan& plan) {
+  Reply r;
+  r.id = NewId(plan.format->id_prefix());
+  r.created =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  r.model_id = plan.model_id;
+  r.rag = plan.rag;
+  if (plan.rag) {
+    r.answer_model = plan.llm->id;
+    r.rewritten_question = plan.rewritten_question;
+  }
+  r.include_usage = plan.include_usage;
+  return r;
+}
+
+}  // namespace
+
 // An answer given without the model (an abstention): no tokens, nothing charged.
 HttpResponse AnswerWithoutGeneration(AppContext& ctx, const accounts::User& user, GenerationPlan plan,
                                      Admission admission, HttpExchange& exchange) {
@@ -581,14 +603,8 @@ HttpResponse AnswerWithoutGeneration(AppContext& ctx, const accounts::User& user
   state.ctx = &ctx;
   state.user_id = user.id;
   state.request_id = exchange.request_id();
-  state.reply.id = NewId(plan.format->id_prefix());
-  state.reply.created =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  state.reply.model_id = plan.model_id;
-  state.reply.rag = plan.rag;
+  state.reply = NewReply(plan);
   state.reply.answer_model = "";  // no model wrote it
-  state.reply.include_usage = plan.include_usage;
   state.reply.attribution = Json{{"grounded", true}, {"sentences", Json::array()}};
   state.start = Clock::now();
   const std::string text = plan.abstention;
@@ -645,14 +661,7 @@ HttpResponse RunGeneration(AppContext& ctx, const accounts::User& user, Generati
   state->ctx = &ctx;
   state->user_id = user.id;
   state->request_id = exchange.request_id();
-  state->reply.id = NewId(plan.format->id_prefix());
-  state->reply.created =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  state->reply.model_id = plan.model_id;
-  state->reply.rag = plan.rag;
-  if (plan.rag) state->reply.answer_model = plan.llm->id;
-  state->reply.include_usage = plan.include_usage;
+  state->reply = NewReply(plan);
   state->reply.logprobs = plan.request.logprobs >= 0;
   state->start = Clock::now();
   state->plan = std::move(plan);

@@ -41,9 +41,10 @@ struct GenerationPlan {
   double retrieval_ms = 0;
   double translation_ms =
       0;  // the question's translation before retrieval (query_translation.h); 0 when none
-  double answerability_ms = 0;  // the answerability check before the answer (answerability.h); 0 when none
-  double rewrite_ms = 0;        // a follow-up's rewrite before retrieval (follow_up.h); 0 when none
-  std::string abstention;       // RAG with nothing relevant retrieved: this is the answer, no generation
+  double answerability_ms = 0;     // the answerability check before the answer (answerability.h); 0 when none
+  double rewrite_ms = 0;           // a follow-up's rewrite before retrieval (follow_up.h); 0 when none
+  std::string rewritten_question;  // that rewrite, searched and answered instead; "" when none
+  std::string abstention;          // RAG with nothing relevant retrieved: this is the answer, no generation
   // Called once when the answer is finished ("stop", "length", "cancelled";
   // also for an abstention), before the final event or body is sent; the
   // object it returns becomes Reply::extra. Not called on errors. Runs on

@@ -32,6 +32,7 @@ struct Reply {
   std::string model_id;                          // echoed as "model"
   bool rag = false;                              // answered from `sources`, with citations
   std::string answer_model;                      // the LLM that wrote a RAG answer (routing), "" otherwise
+  std::string rewritten_question;                // a RAG follow-up as searched and answered, "" when as asked
   const std::vector<Source>* sources = nullptr;  // the numbered passages (RAG), else empty
   bool include_usage = false;                    // stream_options.include_usage (OpenAI formats)
   std::string text;                              // the answer so far (all of it once finished)

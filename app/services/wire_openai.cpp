@@ -20,6 +20,14 @@ std::vector<Json> StreamEndWithUsage(const Reply& r, const ReplyEnd& end, Json l
   return {last, usage};
 }
 
+// What ragd-rag adds to OpenAI's last chunk or body: which model answered,
+// the rewrite a follow-up was searched and answered as, the attribution.
+void AddRagFields(const Reply& r, Json* j) {
+  (*j)["answer_model"] = r.answer_model;
+  if (!r.rewritten_question.empty()) (*j)["rewritten_question"] = r.rewritten_question;
+  if (r.attribution.is_object()) (*j)["attribution"] = r.attribution;
+}
+
 // OpenAI writes impossible tokens' log-probabilities as -9999 (JSON has no -inf).
 double Finite(float logprob) { return logprob > -9999.0f ? logprob : -9999.0; }
 
@@ -83,10 +91,7 @@ class ChatFormat final : public WireFormat {
     Json last = Envelope(r, kChunk);
     last["choices"] =
         Json::array({{{"index", 0}, {"delta", Json::object()}, {"finish_reason", end.finish_reason}}});
-    if (r.rag) {
-      last["answer_model"] = r.answer_model;
-      if (r.attribution.is_object()) last["attribution"] = r.attribution;
-    }
+    if (r.rag) AddRagFields(r, &last);
     return StreamEndWithUsage(r, end, std::move(last), kChunk);
   }
 
@@ -102,10 +107,7 @@ class ChatFormat final : public WireFormat {
     body["choices"] = Json::array({choice});
     body["usage"] = end.usage;
     body["timings"] = end.timings;
-    if (r.rag) {
-      body["answer_model"] = r.answer_model;
-      if (r.attribution.is_object()) body["attribution"] = r.attribution;
-    }
+    if (r.rag) AddRagFields(r, &body);
     return body;
   }
 };

@@ -187,6 +187,14 @@
       text: "The documents do not support this answer: check it against the sources." }));
   };
 
+  // A follow-up the server rewrote into a question that stands alone before
+  // searching: the user sees what was searched and answered, and can ask
+  // again in other words when the rewrite missed the point.
+  Turn.prototype.showRewritten = function (question) {
+    this.meta.appendChild(el("div", { class: "rewritten", "data-testid": "answer-rewritten", role: "note",
+      text: "Searched as: " + question }));
+  };
+
   // Sentences the sources do not support: marked in the answer where the
   // sentence sits in one piece of text, and listed under it.
   Turn.prototype.markUnsupported = function (sentences) {
@@ -635,6 +643,7 @@
         turn.setState("done");
         turn.showSources(outcome.citations);
         turn.finish(outcome.usage, outcome.finish_reason, documents);
+        if (outcome.rewritten_question) turn.showRewritten(outcome.rewritten_question);
         if (outcome.grounded === false) turn.showUngrounded();
         turn.markUnsupported(outcome.sentences);
         if (outcome.conversation_error) turn.showError("Not saved: " + outcome.conversation_error);
