@@ -519,9 +519,14 @@ HttpResponse RunRagGeneration(AppContext& ctx, const accounts::User& user, const
   // PlanRagAnswer asks it only of a model it separates.
   if (ctx.config.rag.abstain_answerability_below > 0 && plan.llm == ctx.llms.front().get()) {
     // Not charged either, and in the answer's cache scope: the answer then
-    // finds the sources already in the prefix cache. A check slower than
-    // this (a long queue) lets the model answer unchecked.
-    constexpr std::chrono::milliseconds kCheckTimeout{10000};
+    // finds the sources already in the prefix cache. The check's prefill is
+    // the answer's, so giving up on a slow check saves nothing: it throws
+    // that work away and queues the answer again. A 10 s limit did that to
+    // every new question on a 2-core AVX2 machine (a 1000-token prompt of
+    // the 1.5B prefills in about 15 s there), which then went unchecked
+    // and waited 10 s longer. Only a stuck model hits this limit; the
+    // model then answers unchecked.
+    constexpr std::chrono::milliseconds kCheckTimeout{std::chrono::minutes(2)};
     const inference::Engine& engine = *plan.llm->engine;
     q.answerable = JudgeWith(engine, *plan.llm->generator, kCheckTimeout,
                              [&engine, scope](inference::GenerationRequest& r) {
