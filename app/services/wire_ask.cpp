@@ -12,7 +12,8 @@ bool Grounded(const Reply& r) {
 Json Sentences(const Reply& r) {
   return r.attribution.is_object() ? r.attribution["sentences"] : Json::array();
 }
-// The fields every RAG end carries, then what the caller added.
+// The end's optional fields: a follow-up's rewrite, then what the caller
+// added (GenerationPlan::on_finished).
 Json WithExtra(Json j, const Reply& r) {
   if (!r.rewritten_question.empty()) j["rewritten_question"] = r.rewritten_question;
   if (r.extra.is_object()) j.update(r.extra);
