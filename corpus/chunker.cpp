@@ -174,6 +174,24 @@ std::vector<Unit> SplitUnits(std::string_view text, const Section& s, int target
   return units;
 }
 
+size_t LineStart(std::string_view text, size_t pos) {
+  const size_t nl = text.rfind('\n', pos == 0 ? 0 : pos - 1);
+  return nl == std::string_view::npos || pos == 0 ? 0 : nl + 1;
+}
+
+// Whether only blanks stand between the start of its line and `pos`.
+bool StartsLine(std::string_view text, size_t pos) {
+  const size_t line = LineStart(text, pos);
+  return IsBlank(text.substr(line, pos - line));
+}
+
+// Whether `pos` is inside a Markdown table row ("| a | b |"), past its start.
+bool InTableRowAfterItsStart(std::string_view text, size_t pos) {
+  size_t i = LineStart(text, pos);
+  while (i < pos && (text[i] == ' ' || text[i] == '\t')) ++i;
+  return i < pos && text[i] == '|';
+}
+
 }  // namespace
 
 Result<std::vector<TextChunk>> ChunkText(std::string_view text, const TokenCounter& count,
@@ -243,6 +261,12 @@ Result<std::vector<TextChunk>> ChunkText(std::string_view text, const TokenCount
           }
           break;
         }
+      }
+      // A Markdown table row is not cut: the overlap starts at a row, or
+      // there is none. Begun mid-row, the next chunk opened with a stray
+      // "(32 MiB) | largest upload, ..." that belongs to another setting.
+      if (next <= b && InTableRowAfterItsStart(text, u[next].start)) {
+        while (next <= b && !StartsLine(text, u[next].start)) tail -= u[next++].tokens;
       }
       while (next <= b && tail + u[b + 1].tokens > target) tail -= u[next++].tokens;
       a = next;

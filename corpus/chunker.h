@@ -8,7 +8,8 @@
 // never spans two sections), blank lines (paragraphs), sentence ends or line
 // breaks, then spaces; a single word longer than the target is cut at UTF-8
 // character boundaries. Each chunk starts where the previous one ends minus
-// about overlap_tokens of trailing words (no overlap across headings).
+// about overlap_tokens of trailing words (no overlap across headings), and
+// at the start of a row inside a Markdown table (less overlap, or none).
 //
 // Guarantees: chunks are in text order; text.substr(start, end - start) ==
 // chunk.text; chunk.text has no leading/trailing whitespace; token_count is

@@ -153,6 +153,24 @@ TEST(Chunker, OverlapPrefersSentenceStarts) {
   }
 }
 
+// A settings table whose rows are longer than the overlap: each chunk
+// starts at a row, so no chunk opens with the tail of another setting.
+TEST(Chunker, TableRowsAreNotCutByTheOverlap) {
+  std::string text = "| key | default | meaning |\n|---|---|---|\n";
+  for (int r = 0; r < 20; ++r)
+    text += "| `key" + std::to_string(r) + "` | " + std::to_string(r) + " | " + Words(12, "m") + " |\n";
+  const ChunkerOptions options{.target_tokens = 60, .overlap_tokens = 10};
+  auto chunks = ChunkText(text, CountWords, options);
+  ASSERT_TRUE(chunks.ok());
+  ASSERT_GT(chunks->size(), 3u);
+  CheckInvariants(text, *chunks, CountWords, options);
+  for (size_t i = 1; i < chunks->size(); ++i) {
+    const TextChunk& c = (*chunks)[i];
+    EXPECT_EQ(text[c.start - 1], '\n') << "chunk " << i << " starts mid-row: " << c.text.substr(0, 40);
+    EXPECT_TRUE(c.text.starts_with("| `key")) << c.text.substr(0, 40);
+  }
+}
+
 TEST(Chunker, CarriesMarkdownHeadings) {
   const std::string text = testing::ReadFixture("sample.md");
   const ChunkerOptions options{.target_tokens = 200, .overlap_tokens = 30};
