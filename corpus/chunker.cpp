@@ -176,8 +176,9 @@ std::vector<Unit> SplitUnits(std::string_view text, const Section& s, int target
 
 // The offset at which the line holding `pos` starts.
 size_t LineStart(std::string_view text, size_t pos) {
-  const size_t nl = text.rfind('\n', pos == 0 ? 0 : pos - 1);
-  return nl == std::string_view::npos || pos == 0 ? 0 : nl + 1;
+  if (pos == 0) return 0;
+  const size_t nl = text.rfind('\n', pos - 1);
+  return nl == std::string_view::npos ? 0 : nl + 1;
 }
 
 // Whether only blanks stand between the start of its line and `pos`.
