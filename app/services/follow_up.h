@@ -30,8 +30,9 @@
 namespace ragd::app {
 
 // The standalone form of `question` after `history` (user/assistant turns);
-// an error (no reply in time, an empty one, one in another language) leaves
-// the caller to use the question as asked.
+// an error (no reply in time, an empty one, one in another language, one
+// that loses a name or most words of the question) leaves the caller to use
+// the question as asked.
 using Rewriter = std::function<Result<std::string>(const std::vector<inference::ChatMessage>& history,
                                                    std::string_view question)>;
 

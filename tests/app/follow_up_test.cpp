@@ -104,6 +104,29 @@ TEST_F(FollowUpReplies, RefusesAnEmptyReplyAnotherLanguageOrALostName) {
   EXPECT_FALSE(Rewrite("¿Cuál es el valor por defecto del puerto de ragd?", es, "¿Y «server.host»?").ok());
 }
 
+// A question that stands alone comes back as the earlier one: it is refused.
+// A rewrite that adds the topic and rewords a little is kept.
+TEST_F(FollowUpReplies, RefusesARewriteThatAsksSomethingElse) {
+  const History en = After("What is the default daily token quota of each user?", "200,000 tokens [1].");
+  EXPECT_FALSE(
+      Rewrite("What is the default daily token quota of each user?", en, "How do I change the port of ragd?")
+          .ok());
+  EXPECT_TRUE(Rewrite("How do I change the port of ragd?", en, "How do I change the port of ragd?").ok());
+  const History de = After("Wie lange bleibt eine Browser-Sitzung ohne Nutzung gültig?", "7 Tage [1].");
+  EXPECT_TRUE(Rewrite("Wie lange bleibt eine Browser-Sitzung höchstens nach der Anmeldung gültig?", de,
+                      "Und wie lange höchstens nach der Anmeldung?")
+                  .ok());
+  // Half of "recognise", "that", "same", "file" and "does" is enough; case
+  // and punctuation do not matter.
+  const History en2 = After("What does ragd answer when I upload the same file twice?", "409 [1].");
+  EXPECT_TRUE(Rewrite("How does ragd identify that the uploaded FILE is identical?", en2,
+                      "How does it recognise that it is the same file?")
+                  .ok());
+  EXPECT_FALSE(Rewrite("What does ragd answer to a second upload?", en2,
+                       "How does it recognise that it is the same file?")
+                   .ok());
+}
+
 TEST_F(FollowUpReplies, NeedsAnEarlierQuestion) {
   EXPECT_FALSE(RewritesFollowUps(*engine_));  // the 0.5B is not asked
   EXPECT_EQ(RewriteRequest(*engine_, {{"assistant", "Hello."}}, "And its default?").status().code(),
