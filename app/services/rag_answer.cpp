@@ -106,7 +106,7 @@ Result<RagAnswerPlan> PlanRagAnswer(const retrieval::Retriever& retriever, const
       plan.rewritten = std::move(rewritten).value();
       plan.search_query = plan.rewritten;
     } else {
-      std::fprintf(stderr, "ragd: searching the follow-up with its topic: %s\n",
+      std::fprintf(stderr, "ragd: searching the question without a rewrite: %s\n",
                    rewritten.status().message().c_str());
     }
   }
