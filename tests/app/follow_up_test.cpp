@@ -116,8 +116,8 @@ TEST_F(FollowUpReplies, RefusesARewriteThatAsksSomethingElse) {
   EXPECT_TRUE(Rewrite("Wie lange bleibt eine Browser-Sitzung höchstens nach der Anmeldung gültig?", de,
                       "Und wie lange höchstens nach der Anmeldung?")
                   .ok());
-  // Half of "recognise", "that", "same", "file" and "does" is enough; case
-  // and punctuation do not matter.
+  // Three of "does", "recognise", "that", "same" and "file" are kept, which
+  // is enough; case and punctuation do not matter. One of them is not.
   const History en2 = After("What does ragd answer when I upload the same file twice?", "409 [1].");
   EXPECT_TRUE(Rewrite("How does ragd identify that the uploaded FILE is identical?", en2,
                       "How does it recognise that it is the same file?")

@@ -135,7 +135,7 @@ TEST(RagAnswerTest, QuestionLanguageOfSharedWords) {
     EXPECT_STREQ(DetectQuestionLanguage(question).code, code) << question;
 }
 
-// Every question of the labelled evaluation set is taken for its labelled language.
+// Every question of the labelled evaluation sets is taken for its labelled language.
 TEST(RagAnswerTest, QuestionLanguageOfTheEvaluationSets) {
   const char* root = std::getenv("RAGD_SOURCE_DIR");
   ASSERT_NE(root, nullptr);
