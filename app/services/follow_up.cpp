@@ -88,7 +88,8 @@ bool KeepsNames(std::string_view question, std::string_view rewritten) {
 }
 
 // Whether `rewritten` keeps at least half of the words of `question` that
-// carry its meaning: those of four letters or more, in any case. After a
+// carry its meaning: those of four letters or more, whatever the case of
+// their ASCII letters (AsciiLower: "Über" and "über" differ). After a
 // question on the daily token quota, the 1.5B "rewrote" "How do I change
 // the port of ragd?" into the earlier question, keeping none of "change",
 // "port" and "ragd", and the answer was about the quota. A rewrite adds the
